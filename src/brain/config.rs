@@ -1,0 +1,216 @@
+//! `configs/model.yaml`: the default `model:` profile, named `models:` profiles, the
+//! tool-calling way and runtime settings.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::ToolCalling;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{file}: cannot read: {source}")]
+    Read { file: String, source: std::io::Error },
+    #[error("{file}: invalid model config: {source}")]
+    Yaml { file: String, source: serde_yaml::Error },
+    #[error("unknown model_name '{name}'. Available: {available}")]
+    UnknownProfile { name: String, available: String },
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    #[default]
+    Candle,
+    Mock,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Decoding {
+    /// The model picks any token.
+    #[default]
+    Free,
+    /// Tokens are masked so the output can only be a well-formed decision.
+    Constrained,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Device {
+    #[default]
+    Cpu,
+    Cuda,
+    Metal,
+    Auto,
+}
+
+/// One model profile.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Profile {
+    /// The profile's name; filled in from the `models:` key.
+    pub name: String,
+    pub display_name: String,
+    pub backend: Backend,
+    pub model_name_or_path: String,
+    /// Explicit tokenizer.json; otherwise next to the model or built from GGUF metadata.
+    pub tokenizer: Option<String>,
+    /// The pinned download that provides `model_name_or_path` (`b4 models fetch`).
+    pub fetch: Option<String>,
+    /// Weights type, for the model cache key (`q4_k_m`, `f32`, `bf16`, ...).
+    pub dtype: String,
+    pub device: Device,
+    pub max_new_tokens: usize,
+    pub max_input_tokens: usize,
+    pub temperature: f64,
+    pub do_sample: bool,
+    pub top_p: f64,
+    pub seed: u64,
+    pub decoding: Decoding,
+}
+
+impl Default for Profile {
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            display_name: String::new(),
+            backend: Backend::Candle,
+            model_name_or_path: String::new(),
+            tokenizer: None,
+            fetch: None,
+            dtype: "q4_k_m".into(),
+            device: Device::Cpu,
+            max_new_tokens: 512,
+            max_input_tokens: 4096,
+            temperature: 0.0,
+            do_sample: false,
+            top_p: 1.0,
+            seed: 42,
+            decoding: Decoding::Free,
+        }
+    }
+}
+
+impl Profile {
+    pub fn label(&self) -> &str {
+        if self.display_name.is_empty() {
+            &self.name
+        } else {
+            &self.display_name
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Exclusivity {
+    /// One retry with a stronger reminder, then content wins.
+    #[default]
+    RetryThenContent,
+    /// Keep content, drop the calls, warn (the seeds' choice).
+    ContentWins,
+    /// Keep the calls, drop the content.
+    CallsWin,
+    /// The decision fails.
+    Error,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RuntimeConfig {
+    pub max_turns: usize,
+    pub exclusivity: Exclusivity,
+    pub tool_timeout_secs: u64,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        Self { max_turns: 6, exclusivity: Exclusivity::RetryThenContent, tool_timeout_secs: 20 }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolCallingConfig {
+    pub mode: ToolCalling,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelConfig {
+    /// The default profile.
+    pub model: Profile,
+    pub models: BTreeMap<String, Profile>,
+    pub tool_calling: ToolCallingConfig,
+    pub runtime: RuntimeConfig,
+    /// Where the file was read from; relative model paths resolve against its parent.
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
+}
+
+impl ModelConfig {
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Read { file: file.clone(), source })?;
+        let mut config: ModelConfig = serde_yaml::from_str(&text)
+            .map_err(|source| ConfigError::Yaml { file: file.clone(), source })?;
+        for (name, profile) in config.models.iter_mut() {
+            profile.name = name.clone();
+        }
+        if config.model.name.is_empty() {
+            config.model.name = "default".into();
+        }
+        config.source = Some(path.to_path_buf());
+        Ok(config)
+    }
+
+    /// The named profile, or the default `model:` section when `name` is `None`.
+    pub fn profile(&self, name: Option<&str>) -> Result<Profile, ConfigError> {
+        match name {
+            None => Ok(self.model.clone()),
+            Some(name) => self.models.get(name).cloned().ok_or_else(|| ConfigError::UnknownProfile {
+                name: name.to_string(),
+                available: self.profile_names().join(", "),
+            }),
+        }
+    }
+
+    pub fn profile_names(&self) -> Vec<String> {
+        self.models.keys().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_config_has_the_three_profiles_and_a_default() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/model.yaml");
+        let config = ModelConfig::load(&path).unwrap();
+        assert_eq!(config.profile_names(), vec!["mock", "qwen-0.5b", "qwen-1.5b"]);
+        assert_eq!(config.profile(None).unwrap().name, "qwen-0.5b");
+        assert_eq!(config.profile(Some("mock")).unwrap().backend, Backend::Mock);
+        assert_eq!(config.runtime.max_turns, 6);
+    }
+
+    #[test]
+    fn unknown_profile_lists_the_available_ones() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/model.yaml");
+        let config = ModelConfig::load(&path).unwrap();
+        let err = config.profile(Some("gpt-9")).unwrap_err().to_string();
+        assert_eq!(err, "unknown model_name 'gpt-9'. Available: mock, qwen-0.5b, qwen-1.5b");
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("model.yaml");
+        std::fs::write(&path, "model:\n  max_new_tokenz: 3\n").unwrap();
+        let err = ModelConfig::load(&path).unwrap_err().to_string();
+        assert!(err.contains("model.yaml") && err.contains("max_new_tokenz"), "{err}");
+    }
+}

@@ -1,0 +1,1 @@
+//! The deterministic mock brain (seed-compatible).

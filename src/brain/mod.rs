@@ -1,0 +1,105 @@
+//! B4, the brain: `messages + tools_schema -> AIMessage`.
+//!
+//! Every brain (the real candle one, the mock) answers the same [`Brain::decide`] call.
+//! The real one is a pipeline of small modules: [`prompt`] builds the prompt messages for
+//! the chosen tool-calling way, [`template`] renders the model's chat template,
+//! [`generate`] decodes on the model's own thread, [`parse`] turns the raw text into a
+//! decision.
+
+pub mod config;
+pub mod mock;
+
+use std::sync::atomic::AtomicBool;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::protocol::{AiMessage, DecisionStats, Message, Phase, Plan, ToolCalling};
+pub use config::{Backend, Decoding, Exclusivity, ModelConfig, Profile};
+
+/// One decision to make.
+#[derive(Clone, Debug)]
+pub struct DecisionRequest {
+    pub messages: Vec<Message>,
+    /// Tools in OpenAI function format: `{"type":"function","function":{name,description,parameters}}`.
+    pub tools: Vec<Value>,
+    pub phase: Phase,
+    pub tool_calling: ToolCalling,
+    pub exclusivity: Exclusivity,
+    /// Overrides the profile's decoding when set.
+    pub decoding: Option<Decoding>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionStatus {
+    /// The output parsed into a valid decision.
+    Success,
+    /// The output could not be parsed; `ai` holds the raw text as content.
+    Invalid,
+}
+
+/// What a brain answers.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Decision {
+    pub ai: AiMessage,
+    pub status: DecisionStatus,
+    /// Why the output was invalid, or what was repaired.
+    pub error: Option<String>,
+    /// The model's raw text (the last attempt's when it retried).
+    pub raw_output: String,
+    /// The rendered prompt the model saw.
+    pub prompt: String,
+    /// In the plan phase, the plan.
+    pub plan: Option<Plan>,
+    /// `<think>...</think>` text, kept apart from the answer.
+    pub reasoning: Option<String>,
+    pub stats: DecisionStats,
+    pub warnings: Vec<String>,
+    /// Which parser recognised the output (`strict_json`, `hermes`, ...).
+    pub format: Option<String>,
+    pub attempts: usize,
+}
+
+impl Decision {
+    pub fn valid(&self) -> bool {
+        self.status == DecisionStatus::Success
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BrainError {
+    #[error("model file not found: {path} (run `b4 models fetch {fetch}`)")]
+    ModelMissing { path: String, fetch: String },
+    #[error("cannot load model {path}: {reason}")]
+    Load { path: String, reason: String },
+    #[error("prompt has {tokens} tokens, over max_input_tokens {max}")]
+    PromptTooLong { tokens: usize, max: usize },
+    #[error("chat template: {0}")]
+    Template(String),
+    #[error("tokenizer: {0}")]
+    Tokenizer(String),
+    #[error("generation failed: {0}")]
+    Generation(String),
+    #[error("cancelled")]
+    Cancelled,
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Receives each decoded piece of text as it is produced.
+pub type TokenSink<'a> = &'a mut dyn FnMut(&str);
+
+pub trait Brain: Send {
+    /// The profile this brain runs.
+    fn profile(&self) -> &Profile;
+
+    /// Makes one decision. Streams text to `on_token`; stops within one token once
+    /// `cancel` is set.
+    fn decide(
+        &mut self,
+        request: &DecisionRequest,
+        on_token: TokenSink<'_>,
+        cancel: &AtomicBool,
+    ) -> Result<Decision, BrainError>;
+}

@@ -1,0 +1,16 @@
+//! b4-agent: a whole LLM agent in one process.
+//!
+//! | part | module |
+//! |---|---|
+//! | B1 runtime (ReAct, plan-and-execute) | [`runtime`] |
+//! | B2 skills | [`skills`] |
+//! | B3 tool layer (schema, validation, dispatch) | [`tools`] |
+//! | B4 brain (candle Qwen, prompts, parsing) | [`brain`] |
+//! | B5 memory | [`memory`] |
+//!
+//! [`protocol`] holds the messages and the one event type the engine sends to the CLI and
+//! the TUI.
+
+pub mod brain;
+pub mod protocol;
+pub mod skills;

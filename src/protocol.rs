@@ -1,0 +1,414 @@
+//! The shared vocabulary: messages as the seeds wrote them, tool calls, plans, and the one
+//! event type that flows from the engine to whatever shows it (CLI, TUI, bench).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Arguments of a tool call: always a JSON object.
+pub type Args = Map<String, Value>;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    #[serde(default)]
+    pub id: String,
+    pub name: String,
+    #[serde(default)]
+    pub args: Args,
+}
+
+/// `{"role":"assistant","content":"...","tool_calls":[...]}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AiMessage {
+    #[serde(default)]
+    pub content: String,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+}
+
+impl AiMessage {
+    pub fn answer(content: impl Into<String>) -> Self {
+        Self { content: content.into(), tool_calls: Vec::new() }
+    }
+
+    pub fn calls(tool_calls: Vec<ToolCall>) -> Self {
+        Self { content: String::new(), tool_calls }
+    }
+
+    /// Gives every call without an id the next free `call_NNN` id.
+    pub fn number_calls(&mut self) {
+        for (i, call) in self.tool_calls.iter_mut().enumerate() {
+            if call.id.trim().is_empty() {
+                call.id = format!("call_{:03}", i + 1);
+            }
+        }
+    }
+
+    /// The JSON form written to `ai_message.json`, with `"role":"assistant"`.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(Message::Assistant(self.clone())).unwrap_or(Value::Null)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolStatus {
+    Success,
+    Error,
+}
+
+/// `{"role":"tool","tool_call_id":..,"name":..,"status":..,"content":"<JSON text>"}`; the
+/// content is the JSON text of `{status, output}` or `{status, error}` so that the seeds'
+/// way of reading a result (`status`, `output.content`) works.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolMessage {
+    pub tool_call_id: String,
+    pub name: String,
+    pub status: ToolStatus,
+    pub content: String,
+}
+
+impl ToolMessage {
+    pub fn success(call: &ToolCall, output: Value) -> Self {
+        let body = serde_json::json!({"status": "success", "output": output});
+        Self {
+            tool_call_id: call.id.clone(),
+            name: call.name.clone(),
+            status: ToolStatus::Success,
+            content: body.to_string(),
+        }
+    }
+
+    pub fn error(call: &ToolCall, error: impl Into<String>) -> Self {
+        let body = serde_json::json!({"status": "error", "error": error.into()});
+        Self {
+            tool_call_id: call.id.clone(),
+            name: call.name.clone(),
+            status: ToolStatus::Error,
+            content: body.to_string(),
+        }
+    }
+
+    /// The parsed `{status, output|error}` body; `None` when the content is not JSON.
+    pub fn body(&self) -> Option<Value> {
+        serde_json::from_str(&self.content).ok()
+    }
+
+    /// `output.content` of a successful result, when there is one.
+    pub fn output_text(&self) -> Option<String> {
+        let body = self.body()?;
+        body.get("output")?.get("content")?.as_str().map(str::to_string)
+    }
+
+    /// The error text of a failed result.
+    pub fn error_text(&self) -> Option<String> {
+        let body = self.body()?;
+        match body.get("error")? {
+            Value::String(s) => Some(s.clone()),
+            other => Some(other.to_string()),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+pub enum Message {
+    System { content: String },
+    User { content: String },
+    Assistant(AiMessage),
+    Tool(ToolMessage),
+}
+
+impl Message {
+    pub fn system(content: impl Into<String>) -> Self {
+        Message::System { content: content.into() }
+    }
+
+    pub fn user(content: impl Into<String>) -> Self {
+        Message::User { content: content.into() }
+    }
+
+    pub fn role(&self) -> &'static str {
+        match self {
+            Message::System { .. } => "system",
+            Message::User { .. } => "user",
+            Message::Assistant(_) => "assistant",
+            Message::Tool(_) => "tool",
+        }
+    }
+
+    /// The text a person reads: content, or for tool calls their JSON.
+    pub fn text(&self) -> String {
+        match self {
+            Message::System { content } | Message::User { content } => content.clone(),
+            Message::Assistant(ai) if ai.tool_calls.is_empty() => ai.content.clone(),
+            Message::Assistant(ai) => serde_json::to_string(&ai.tool_calls).unwrap_or_default(),
+            Message::Tool(tm) => tm.content.clone(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MessagesError {
+    #[error("{file}: cannot read: {source}")]
+    Read { file: String, source: std::io::Error },
+    #[error("{file}: not valid JSON: {source}")]
+    Json { file: String, source: serde_json::Error },
+    #[error("{file}: expected a JSON array of messages, found {found}")]
+    NotArray { file: String, found: &'static str },
+    #[error("{file}: message {index}: {reason}")]
+    Element { file: String, index: usize, reason: String },
+}
+
+pub fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Reads a messages file: a JSON array of valid messages, or one error naming the file
+/// and the first bad element.
+pub fn load_messages(path: &Path) -> Result<Vec<Message>, MessagesError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| MessagesError::Read { file: file.clone(), source })?;
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|source| MessagesError::Json { file: file.clone(), source })?;
+    messages_from_value(&file, value)
+}
+
+/// Turns a JSON array into messages, naming `origin` and the first bad element on error.
+pub fn messages_from_value(origin: &str, value: Value) -> Result<Vec<Message>, MessagesError> {
+    let Value::Array(items) = value else {
+        return Err(MessagesError::NotArray { file: origin.to_string(), found: json_kind(&value) });
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(index, item)| {
+            check_message_shape(&item)
+                .and_then(|()| serde_json::from_value(item).map_err(|e| e.to_string()))
+                .map_err(|reason| MessagesError::Element { file: origin.to_string(), index, reason })
+        })
+        .collect()
+}
+
+fn check_message_shape(item: &Value) -> Result<(), String> {
+    let Value::Object(obj) = item else {
+        return Err(format!("expected an object, found {}", json_kind(item)));
+    };
+    match obj.get("role").and_then(Value::as_str) {
+        None => Err("missing \"role\"".into()),
+        Some("system" | "user" | "assistant" | "tool") => Ok(()),
+        Some(other) => Err(format!("unknown role {other:?} (system, user, assistant, tool)")),
+    }
+}
+
+/// One step of a plan in the seeds' shape `{step, description, tool_call}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanStep {
+    pub step: usize,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub tool_call: Option<ToolCall>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    #[serde(default)]
+    pub reasoning: String,
+    #[serde(default)]
+    pub plan: Vec<PlanStep>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepState {
+    Pending,
+    Running,
+    Done,
+    Failed,
+}
+
+/// How the tools schema reaches the model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
+pub enum ToolCalling {
+    /// The seeds' prompt injection: schema in the system message, JSON envelope out.
+    #[default]
+    PromptJson,
+    /// The model's own chat template `tools` branch and native call format.
+    Builtin,
+}
+
+impl ToolCalling {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolCalling::PromptJson => "prompt_json",
+            ToolCalling::Builtin => "builtin",
+        }
+    }
+
+    pub fn toggled(self) -> Self {
+        match self {
+            ToolCalling::PromptJson => ToolCalling::Builtin,
+            ToolCalling::Builtin => ToolCalling::PromptJson,
+        }
+    }
+}
+
+/// How the runtime drives a conversation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
+pub enum AgentMode {
+    /// Decide, run tools, decide again until a final answer.
+    #[default]
+    React,
+    /// Plan first, then run the steps.
+    PlanExecute,
+}
+
+impl AgentMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentMode::React => "react",
+            AgentMode::PlanExecute => "plan_execute",
+        }
+    }
+
+    pub fn toggled(self) -> Self {
+        match self {
+            AgentMode::React => AgentMode::PlanExecute,
+            AgentMode::PlanExecute => AgentMode::React,
+        }
+    }
+}
+
+/// What one decision is asked to produce.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// A ReAct decision: final answer or tool calls.
+    React,
+    /// plan_execute, first decision: a plan.
+    Plan,
+    /// plan_execute, after steps ran: continue with tool calls or finish.
+    Step,
+}
+
+/// Token counts and speeds of one decision.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DecisionStats {
+    pub prompt_tokens: usize,
+    /// Prompt tokens whose KV entries were reused from the previous decision.
+    pub reused_tokens: usize,
+    pub generated_tokens: usize,
+    pub prefill_ms: f64,
+    pub decode_ms: f64,
+    pub prefill_tok_s: f64,
+    pub decode_tok_s: f64,
+    pub latency_ms: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The brain gave a final answer.
+    FinalAnswer,
+    /// `max_turns` decisions were made without a final answer.
+    MaxTurns,
+    /// The brain asked for a call it had already made with the same arguments.
+    RepeatedCall,
+    /// The user cancelled.
+    Cancelled,
+    /// The brain failed.
+    BrainError,
+}
+
+impl StopReason {
+    pub fn describe(self) -> &'static str {
+        match self {
+            StopReason::FinalAnswer => "final answer",
+            StopReason::MaxTurns => "stopped: max_turns reached without a final answer",
+            StopReason::RepeatedCall => "stopped: the same tool call was repeated with the same arguments",
+            StopReason::Cancelled => "stopped: cancelled",
+            StopReason::BrainError => "stopped: the brain failed",
+        }
+    }
+}
+
+/// What the engine tells the screen. The CLI prints these, the TUI renders them, `--json`
+/// writes one a line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// A conversation started on this question.
+    Started { question: String, mode: AgentMode, profile: String },
+    /// Memory notes put into the context.
+    MemoryLoaded { notes: Vec<String> },
+    /// A message was appended to the transcript.
+    MessageAppended { message: Message },
+    /// A decision is about to be made.
+    TurnStarted { turn: usize, phase: Phase, tool_calling: ToolCalling },
+    /// One decoded piece of model output.
+    Token { text: String },
+    /// The brain answered.
+    Decided {
+        turn: usize,
+        ai: AiMessage,
+        raw: String,
+        stats: DecisionStats,
+        warnings: Vec<String>,
+    },
+    PlanCreated { plan: Plan },
+    StepState { index: usize, state: StepState },
+    ToolStarted { call: ToolCall },
+    ToolFinished { call: ToolCall, result: ToolMessage, duration_ms: f64 },
+    /// Step mode: the runtime waits for the user before `what`.
+    Paused { what: String },
+    FinalAnswer { content: String },
+    Finished { reason: StopReason },
+    Error { message: String },
+    /// A model profile is being loaded (the first use of a profile).
+    ProfileLoading { name: String },
+    ProfileReady { name: String, load_ms: f64 },
+    /// The settings the next decision will use.
+    Settings(Settings),
+}
+
+/// What the screen can change between (and, for step mode, during) conversations.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    pub profile: String,
+    pub mode: AgentMode,
+    pub tool_calling: ToolCalling,
+    pub step_mode: bool,
+}
+
+/// What the screen asks of the engine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "snake_case")]
+pub enum Command {
+    /// Start a conversation turn with this question (keeps the transcript).
+    Ask { question: String },
+    SetToolCalling(ToolCalling),
+    SetMode(AgentMode),
+    SetProfile(String),
+    SetStepMode(bool),
+    /// Step mode: go on past the current pause.
+    Continue,
+    /// Stop the running generation (within one token) and the conversation.
+    Cancel,
+    /// Forget the transcript.
+    Reset,
+    Quit,
+}
