@@ -14,3 +14,7 @@
 pub mod brain;
 pub mod protocol;
 pub mod skills;
+pub mod cli;
+pub mod memory;
+pub mod runtime;
+pub mod tools;

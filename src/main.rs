@@ -1,1 +1,12 @@
-fn main() {}
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    match b4_agent::cli::main() {
+        Ok(code) => code,
+        Err(e) => {
+            // One line with the whole context chain: "workspace x: cannot read ...".
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

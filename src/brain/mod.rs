@@ -87,6 +87,18 @@ pub enum BrainError {
     Other(String),
 }
 
+/// The brain a profile names. The mock is instant; a real model loads (once per file,
+/// dtype and device) on first use.
+pub fn make_brain(profile: &Profile) -> Result<Box<dyn Brain>, BrainError> {
+    match profile.backend {
+        Backend::Mock => Ok(Box::new(mock::MockBrain::new(profile.clone()))),
+        Backend::Candle => Err(BrainError::Other(format!(
+            "profile {}: the candle backend is not available in this build yet; use --model_name mock",
+            profile.name
+        ))),
+    }
+}
+
 /// Receives each decoded piece of text as it is produced.
 pub type TokenSink<'a> = &'a mut dyn FnMut(&str);
 

@@ -1,0 +1,130 @@
+//! The real brain: a Qwen model decoding in-process on candle.
+//!
+//! One decision is: build the prompt messages for the tool-calling way ([`prompt`]),
+//! render the model's chat template and generate on the model's own thread
+//! ([`generate`]), parse the raw text ([`parse`]), then apply the exclusivity policy when
+//! the model sent content and tool calls together.
+
+use std::sync::atomic::AtomicBool;
+
+use super::generate::{GenParams, ModelHandle, StopKind};
+use super::parse::{self, Parsed};
+use super::prompt::{self, Reminder};
+use super::{Brain, BrainError, Decision, DecisionRequest, DecisionStatus, Exclusivity, Profile, TokenSink};
+use crate::protocol::{AiMessage, DecisionStats};
+
+pub struct CandleBrain {
+    profile: Profile,
+    model: ModelHandle,
+}
+
+impl CandleBrain {
+    /// Loads the profile's model (instantly when the same file is already loaded).
+    pub fn load(profile: &Profile) -> Result<Self, BrainError> {
+        Ok(Self { profile: profile.clone(), model: ModelHandle::load(profile)? })
+    }
+
+    fn params(&self) -> GenParams {
+        let p = &self.profile;
+        GenParams {
+            max_new_tokens: p.max_new_tokens,
+            max_input_tokens: p.max_input_tokens,
+            temperature: p.temperature,
+            top_p: p.top_p,
+            do_sample: p.do_sample,
+            seed: p.seed,
+            constraint: None,
+        }
+    }
+}
+
+/// Adds one attempt's figures to the running total of a decision.
+fn accumulate(total: &mut DecisionStats, s: &DecisionStats) {
+    total.prompt_tokens = s.prompt_tokens;
+    total.reused_tokens = s.reused_tokens;
+    total.generated_tokens += s.generated_tokens;
+    total.prefill_ms += s.prefill_ms;
+    total.decode_ms += s.decode_ms;
+    total.prefill_tok_s = s.prefill_tok_s;
+    total.decode_tok_s = s.decode_tok_s;
+    total.latency_ms += s.latency_ms;
+}
+
+impl Brain for CandleBrain {
+    fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    fn decide(&mut self, request: &DecisionRequest, on_token: TokenSink<'_>, cancel: &AtomicBool) -> Result<Decision, BrainError> {
+        let mut reminder = Reminder::None;
+        let mut stats = DecisionStats::default();
+        let mut warnings = Vec::new();
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let input = prompt::build(&request.messages, &request.tools, request.phase, request.tool_calling, reminder);
+            let prompt_text = self.model.render(&input.messages, input.tools.as_deref())?;
+            let generation = self.model.generate(&prompt_text, &self.params(), on_token, cancel)?;
+            accumulate(&mut stats, &generation.stats);
+            if generation.stop == StopKind::Cancelled {
+                return Err(BrainError::Cancelled);
+            }
+            let raw = generation.text;
+            let decision = |ai: AiMessage, parsed: Option<&Parsed>, status, error: Option<String>, warnings: Vec<String>| Decision {
+                ai,
+                status,
+                error,
+                raw_output: raw.clone(),
+                prompt: prompt_text.clone(),
+                plan: parsed.and_then(|p| p.plan.clone()),
+                reasoning: parsed.and_then(|p| p.reasoning.clone()),
+                stats: stats.clone(),
+                warnings,
+                format: parsed.map(|p| p.format.to_string()),
+                attempts,
+            };
+            let parsed = match parse::parse(&raw, &request.tools, request.phase) {
+                Ok(parsed) => parsed,
+                Err(e) => {
+                    // Unparseable structure: the text itself is the best answer we have.
+                    let ai = AiMessage::answer(raw.trim());
+                    return Ok(decision(ai, None, DecisionStatus::Invalid, Some(e.to_string()), warnings));
+                }
+            };
+            warnings.extend(parsed.rejected.iter().map(|r| format!("refused call: {r}")));
+            let both = !parsed.content.trim().is_empty() && !parsed.tool_calls.is_empty();
+            let mut ai = AiMessage { content: parsed.content.clone(), tool_calls: parsed.tool_calls.clone() };
+            if both {
+                match request.exclusivity {
+                    Exclusivity::RetryThenContent if attempts == 1 => {
+                        warnings.push("content and tool_calls both set: retrying once with a stronger reminder".into());
+                        reminder = Reminder::Exclusive;
+                        continue;
+                    }
+                    Exclusivity::RetryThenContent | Exclusivity::ContentWins => {
+                        warnings.push("content and tool_calls both set: keeping the content, dropping the calls".into());
+                        ai.tool_calls.clear();
+                    }
+                    Exclusivity::CallsWin => {
+                        warnings.push("content and tool_calls both set: keeping the calls, dropping the content".into());
+                        ai.content.clear();
+                    }
+                    Exclusivity::Error => {
+                        let error = Some("content and tool_calls are both set".to_string());
+                        return Ok(decision(ai, Some(&parsed), DecisionStatus::Invalid, error, warnings));
+                    }
+                }
+            }
+            if ai.content.trim().is_empty() && ai.tool_calls.is_empty() && parsed.plan.is_none() {
+                let error = if parsed.rejected.is_empty() {
+                    "the model gave neither an answer nor a tool call".to_string()
+                } else {
+                    format!("every call was refused: {}", parsed.rejected.join("; "))
+                };
+                return Ok(decision(ai, Some(&parsed), DecisionStatus::Invalid, Some(error), warnings));
+            }
+            ai.number_calls();
+            return Ok(decision(ai, Some(&parsed), DecisionStatus::Success, None, warnings));
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! `b4 decide`: one decision, as the seeds' `b4_local_agent_llm.py` made it.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{Context, Result};
+use serde_json::{json, Value};
+
+use super::{DecideMode, ModelOpts};
+use crate::brain::{make_brain, Backend, Decision, DecisionRequest};
+use crate::protocol::{load_messages, Message, Phase};
+
+#[derive(clap::Args, Debug)]
+pub struct DecideArgs {
+    #[command(flatten)]
+    pub model: ModelOpts,
+    /// JSON array of messages.
+    #[arg(long, value_name = "FILE")]
+    pub messages: PathBuf,
+    /// Tools schema (OpenAI function format), e.g. data/messages/tools_schema_basic.json.
+    #[arg(long = "tools_schema", alias = "tools-schema", value_name = "FILE")]
+    pub tools_schema: PathBuf,
+    /// mock: the deterministic mock brain; prompt_json: one ReAct decision;
+    /// plan_execute: a plan (no tool results yet) or the next step (after results).
+    #[arg(long, value_enum, default_value = "prompt_json")]
+    pub mode: DecideMode,
+    /// Where raw_model_output.json and ai_message.json go.
+    #[arg(long, value_name = "DIR")]
+    pub outdir: PathBuf,
+}
+
+/// Reads a tools schema file: a JSON array of `{"type":"function","function":{...}}`.
+pub fn load_tools_schema(path: &Path) -> Result<Vec<Value>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let value: Value = serde_json::from_str(&text).with_context(|| format!("{}: not valid JSON", path.display()))?;
+    let Value::Array(tools) = value else {
+        anyhow::bail!("{}: expected a JSON array of tools", path.display());
+    };
+    for (i, tool) in tools.iter().enumerate() {
+        let name = tool.get("function").and_then(|f| f.get("name")).and_then(Value::as_str);
+        if name.is_none() {
+            anyhow::bail!("{}: tool {i}: missing function.name", path.display());
+        }
+    }
+    Ok(tools)
+}
+
+pub fn run(args: DecideArgs) -> Result<ExitCode> {
+    let config = args.model.load_config()?;
+    let messages = load_messages(&args.messages)?;
+    let tools = load_tools_schema(&args.tools_schema)?;
+    let mut profile = match args.mode {
+        DecideMode::Mock => config.profile(Some("mock")).or_else(|_| -> Result<_> {
+            Ok(crate::brain::Profile { name: "mock".into(), backend: Backend::Mock, ..Default::default() })
+        })?,
+        _ => config.profile(args.model.model_name.as_deref())?,
+    };
+    if let Some(decoding) = args.model.decoding {
+        profile.decoding = decoding;
+    }
+    eprintln!("model: {}", profile.label());
+    let has_results = messages.iter().any(|m| matches!(m, Message::Tool(_)));
+    let phase = match args.mode {
+        DecideMode::PlanExecute if has_results => Phase::Step,
+        DecideMode::PlanExecute => Phase::Plan,
+        _ => Phase::React,
+    };
+    let tool_calling = args.model.tool_calling.unwrap_or(config.tool_calling.mode);
+    let request = DecisionRequest {
+        messages,
+        tools,
+        phase,
+        tool_calling,
+        exclusivity: config.runtime.exclusivity,
+        decoding: args.model.decoding,
+    };
+    let mut brain = make_brain(&profile)?;
+    let decision = brain.decide(&request, &mut |_| {}, &AtomicBool::new(false))?;
+    write_outputs(&args.outdir, &decision, &request, &profile.name, args.mode)?;
+    println!("{}", serde_json::to_string_pretty(&decision.ai.to_json())?);
+    if !decision.valid() {
+        eprintln!("error: the model output did not parse: {}", decision.error.as_deref().unwrap_or("unknown reason"));
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The `raw_model_output.json` record of one decision.
+pub fn raw_record(decision: &Decision, request: &DecisionRequest, profile: &str, mode: &str) -> Value {
+    json!({
+        "raw_text": decision.raw_output,
+        "status": decision.status,
+        "error": decision.error,
+        "format": decision.format,
+        "mode": mode,
+        "phase": request.phase,
+        "tool_calling": request.tool_calling,
+        "decoding": request.decoding,
+        "profile": profile,
+        "stats": decision.stats,
+        "attempts": decision.attempts,
+        "warnings": decision.warnings,
+        "reasoning": decision.reasoning,
+        "plan": decision.plan,
+        "prompt": decision.prompt,
+    })
+}
+
+fn write_outputs(outdir: &Path, decision: &Decision, request: &DecisionRequest, profile: &str, mode: DecideMode) -> Result<()> {
+    std::fs::create_dir_all(outdir).with_context(|| format!("{}: cannot create", outdir.display()))?;
+    let mode = match mode {
+        DecideMode::Mock => "mock",
+        DecideMode::PromptJson => "prompt_json",
+        DecideMode::PlanExecute => "plan_execute",
+    };
+    write_json(&outdir.join("raw_model_output.json"), &raw_record(decision, request, profile, mode))?;
+    write_json(&outdir.join("ai_message.json"), &decision.ai.to_json())
+}
+
+/// Writes pretty JSON atomically (temp file + rename).
+pub fn write_json(path: &Path, value: &Value) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("{}: cannot write", path.display()))?;
+    use std::io::Write;
+    tmp.write_all(serde_json::to_string_pretty(value)?.as_bytes())
+        .and_then(|()| tmp.write_all(b"\n"))
+        .with_context(|| format!("{}: cannot write", path.display()))?;
+    tmp.persist(path).with_context(|| format!("{}: cannot write", path.display()))?;
+    Ok(())
+}

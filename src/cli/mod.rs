@@ -1,0 +1,133 @@
+//! The `b4` command line. Flags keep the seeds' snake_case spellings (`--model_config`,
+//! `--tools_schema`, ...); kebab-case works too. Errors reach one place, `main`, as one
+//! line with their context.
+
+mod chat;
+mod decide;
+mod misc;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::brain::{Decoding, ModelConfig};
+use crate::protocol::{AgentMode, ToolCalling};
+
+/// The shipped configuration, used when `configs/model.yaml` is not in the current dir.
+const DEFAULT_CONFIG: &str = include_str!("../../configs/model.yaml");
+
+#[derive(Parser, Debug)]
+#[command(name = "b4", version, about = "A whole LLM agent in one terminal process", long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Cmd>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// One decision: messages + tools schema -> AIMessage (writes raw_model_output.json, ai_message.json).
+    Decide(decide::DecideArgs),
+    /// Ask a question and run the whole agent loop headless.
+    Chat(chat::ChatArgs),
+    /// Print the tools schema built from the skills.
+    Schema,
+    /// Run one tool call through the tool layer and print its ToolMessage.
+    Tool(misc::ToolArgs),
+    /// Read the agent's memory files.
+    Memory(misc::MemoryArgs),
+}
+
+/// The decision mode of `b4 decide`, as in the seeds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "snake_case")]
+pub enum DecideMode {
+    Mock,
+    PromptJson,
+    PlanExecute,
+}
+
+/// Options every model-using command shares.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ModelOpts {
+    /// Model profiles file.
+    #[arg(long = "model_config", alias = "model-config", value_name = "FILE")]
+    pub model_config: Option<PathBuf>,
+    /// A named profile from the config's `models:` (default: its `model:` section).
+    #[arg(long = "model_name", alias = "model-name", value_name = "NAME")]
+    pub model_name: Option<String>,
+    /// How tools reach the model (default: the config's tool_calling.mode).
+    #[arg(long = "tool_calling", alias = "tool-calling", value_enum)]
+    pub tool_calling: Option<ToolCalling>,
+    /// Free or schema-constrained decoding (default: the profile's).
+    #[arg(long, value_enum)]
+    pub decoding: Option<Decoding>,
+}
+
+impl ModelOpts {
+    pub fn load_config(&self) -> Result<ModelConfig> {
+        load_config(self.model_config.as_deref())
+    }
+}
+
+/// The given config, else `configs/model.yaml` here, else the shipped one.
+pub fn load_config(path: Option<&Path>) -> Result<ModelConfig> {
+    if let Some(path) = path {
+        return Ok(ModelConfig::load(path)?);
+    }
+    let here = Path::new("configs/model.yaml");
+    if here.exists() {
+        return Ok(ModelConfig::load(here)?);
+    }
+    let dir = tempfile::tempdir().context("cannot create a temp dir")?;
+    let path = dir.path().join("model.yaml");
+    std::fs::write(&path, DEFAULT_CONFIG).context("cannot write the default config")?;
+    let mut config = ModelConfig::load(&path)?;
+    config.source = None;
+    Ok(config)
+}
+
+/// The workspace root: `--workspace DIR` or the current directory.
+#[derive(clap::Args, Debug, Clone)]
+pub struct WorkspaceOpt {
+    /// Directory all file access is confined to (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+}
+
+impl WorkspaceOpt {
+    pub fn open(&self) -> Result<crate::skills::Workspace> {
+        let root = match &self.workspace {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir().context("cannot read the current directory")?,
+        };
+        crate::skills::Workspace::new(&root).with_context(|| format!("workspace {}", root.display()))
+    }
+}
+
+pub fn agent_mode_default() -> AgentMode {
+    AgentMode::React
+}
+
+/// Runs the command line; the exit code says how it went.
+pub fn main() -> Result<ExitCode> {
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Cmd::Decide(args)) => decide::run(args),
+        Some(Cmd::Chat(args)) => chat::run(args),
+        Some(Cmd::Schema) => misc::schema(),
+        Some(Cmd::Tool(args)) => misc::tool(args),
+        Some(Cmd::Memory(args)) => misc::memory(args),
+        None => {
+            use clap::CommandFactory;
+            Cli::command().print_help()?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// A multi-threaded tokio runtime for commands that run the engine.
+pub fn tokio_runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")
+}

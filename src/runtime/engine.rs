@@ -1,0 +1,215 @@
+//! The engine: a long-lived task that takes [`Command`]s and sends [`Event`]s. The TUI and
+//! `b4 chat` both drive it; it knows nothing about terminals.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+
+use super::{Events, Run, SharedBrain, StepGate};
+use crate::brain::{make_brain, ModelConfig};
+use crate::memory::Memory;
+use crate::protocol::{Command, Event, Message, Settings, ToolCalling};
+use crate::skills::{self, Workspace};
+use crate::tools::ToolLayer;
+
+pub struct EngineHandle {
+    pub commands: UnboundedSender<Command>,
+    pub events: UnboundedReceiver<Event>,
+}
+
+pub struct EngineConfig {
+    pub model_config: ModelConfig,
+    pub workspace: Workspace,
+    /// `memory/` of the workspace; `None` runs without memory.
+    pub memory_dir: Option<PathBuf>,
+    pub settings: Settings,
+}
+
+/// Characters of memory notes put into the context.
+const MEMORY_BUDGET: usize = 4000;
+
+/// Starts the engine on the current tokio runtime.
+pub fn spawn(config: EngineConfig) -> EngineHandle {
+    let (commands, command_rx) = unbounded_channel();
+    let (event_tx, events) = unbounded_channel();
+    let engine = Engine::new(config, Events(event_tx));
+    tokio::spawn(engine.serve(command_rx));
+    EngineHandle { commands, events }
+}
+
+struct Engine {
+    config: ModelConfig,
+    tools: Arc<ToolLayer>,
+    memory: Option<Arc<Memory>>,
+    events: Events,
+    settings: Settings,
+    tool_calling: Arc<Mutex<ToolCalling>>,
+    transcript: Arc<tokio::sync::Mutex<Vec<Message>>>,
+    brains: Arc<Mutex<HashMap<String, SharedBrain>>>,
+    cancel: Arc<AtomicBool>,
+    gate: Arc<StepGate>,
+    running: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Engine {
+    fn new(config: EngineConfig, events: Events) -> Self {
+        let timeout = Duration::from_secs(config.model_config.runtime.tool_timeout_secs.max(1));
+        Self {
+            tools: Arc::new(ToolLayer::new(skills::all(), config.workspace, timeout)),
+            memory: config.memory_dir.map(|d| Arc::new(Memory::open(d))),
+            events,
+            tool_calling: Arc::new(Mutex::new(config.settings.tool_calling)),
+            gate: Arc::new(StepGate::new(config.settings.step_mode)),
+            settings: config.settings,
+            config: config.model_config,
+            transcript: Arc::new(tokio::sync::Mutex::new(Vec::new())),
+            brains: Arc::new(Mutex::new(HashMap::new())),
+            cancel: Arc::new(AtomicBool::new(false)),
+            running: None,
+        }
+    }
+
+    fn busy(&self) -> bool {
+        self.running.as_ref().is_some_and(|h| !h.is_finished())
+    }
+
+    async fn serve(mut self, mut commands: UnboundedReceiver<Command>) {
+        self.events.emit(Event::Settings(self.settings.clone()));
+        while let Some(command) = commands.recv().await {
+            match command {
+                Command::Ask { question } => self.ask(question),
+                Command::SetToolCalling(way) => {
+                    self.settings.tool_calling = way;
+                    if let Ok(mut t) = self.tool_calling.lock() {
+                        *t = way;
+                    }
+                    self.announce();
+                }
+                Command::SetMode(mode) => {
+                    self.settings.mode = mode;
+                    self.announce();
+                }
+                Command::SetProfile(name) => {
+                    match self.config.profile(Some(&name)) {
+                        Ok(_) => {
+                            self.settings.profile = name.clone();
+                            self.announce();
+                            // Load now, in the background, so the next question starts at once.
+                            let (brains, config, events) = (self.brains.clone(), self.config.clone(), self.events.clone());
+                            tokio::spawn(async move {
+                                let _ = brain_for(&brains, &config, &name, &events).await;
+                            });
+                        }
+                        Err(e) => self.events.emit(Event::Error { message: e.to_string() }),
+                    }
+                }
+                Command::SetStepMode(on) => {
+                    self.settings.step_mode = on;
+                    self.gate.set_enabled(on);
+                    self.announce();
+                }
+                Command::Continue => self.gate.release(),
+                Command::Cancel => {
+                    self.cancel.store(true, Ordering::SeqCst);
+                    self.gate.release();
+                }
+                Command::Reset => {
+                    if self.busy() {
+                        self.events.emit(Event::Error { message: "cannot reset while a question runs (Esc cancels it)".into() });
+                    } else {
+                        self.transcript.lock().await.clear();
+                    }
+                }
+                Command::Quit => {
+                    self.cancel.store(true, Ordering::SeqCst);
+                    self.gate.release();
+                    break;
+                }
+            }
+        }
+        if let Some(running) = self.running.take() {
+            let _ = running.await;
+        }
+    }
+
+    fn announce(&self) {
+        self.events.emit(Event::Settings(self.settings.clone()));
+    }
+
+    fn ask(&mut self, question: String) {
+        if self.busy() {
+            self.events.emit(Event::Error { message: "a question is still running (Esc cancels it)".into() });
+            return;
+        }
+        self.cancel.store(false, Ordering::SeqCst);
+        let (brains, config, events) = (self.brains.clone(), self.config.clone(), self.events.clone());
+        let (tools, memory, transcript) = (self.tools.clone(), self.memory.clone(), self.transcript.clone());
+        let (cancel, gate, tool_calling) = (self.cancel.clone(), self.gate.clone(), self.tool_calling.clone());
+        let (profile, mode) = (self.settings.profile.clone(), self.settings.mode);
+        self.running = Some(tokio::spawn(async move {
+            let Some(brain) = brain_for(&brains, &config, &profile, &events).await else {
+                events.emit(Event::Finished { reason: crate::protocol::StopReason::BrainError });
+                return;
+            };
+            let run = Run {
+                brain,
+                tools: &tools,
+                memory: memory.as_deref(),
+                events: events.clone(),
+                cancel,
+                gate,
+                mode,
+                tool_calling,
+                exclusivity: config.runtime.exclusivity,
+                max_turns: config.runtime.max_turns,
+                memory_budget: MEMORY_BUDGET,
+            };
+            let mut transcript = transcript.lock().await;
+            run.ask(&mut transcript, &question).await;
+        }));
+    }
+}
+
+/// The brain of a profile, loaded on first use (with progress events) and kept.
+async fn brain_for(
+    brains: &Arc<Mutex<HashMap<String, SharedBrain>>>,
+    config: &ModelConfig,
+    name: &str,
+    events: &Events,
+) -> Option<SharedBrain> {
+    if let Some(brain) = brains.lock().ok().and_then(|b| b.get(name).cloned()) {
+        return Some(brain);
+    }
+    let profile = match config.profile(Some(name)).or_else(|e| if name == config.model.name { Ok(config.model.clone()) } else { Err(e) }) {
+        Ok(p) => p,
+        Err(e) => {
+            events.emit(Event::Error { message: e.to_string() });
+            return None;
+        }
+    };
+    events.emit(Event::ProfileLoading { name: name.to_string() });
+    let started = Instant::now();
+    let loaded = tokio::task::spawn_blocking(move || make_brain(&profile)).await;
+    match loaded {
+        Ok(Ok(brain)) => {
+            let shared: SharedBrain = Arc::new(Mutex::new(brain));
+            if let Ok(mut b) = brains.lock() {
+                b.insert(name.to_string(), shared.clone());
+            }
+            events.emit(Event::ProfileReady { name: name.to_string(), load_ms: started.elapsed().as_secs_f64() * 1e3 });
+            Some(shared)
+        }
+        Ok(Err(e)) => {
+            events.emit(Event::Error { message: format!("profile {name}: {e}") });
+            None
+        }
+        Err(e) => {
+            events.emit(Event::Error { message: format!("profile {name}: loading crashed: {e}") });
+            None
+        }
+    }
+}
