@@ -12,5 +12,6 @@
 //! the TUI.
 
 pub mod brain;
+pub mod memory;
 pub mod protocol;
 pub mod skills;
