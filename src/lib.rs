@@ -12,6 +12,7 @@
 //! the TUI.
 
 pub mod brain;
+pub mod memory;
 pub mod protocol;
 pub mod skills;
 pub mod cli;
