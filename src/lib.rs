@@ -12,10 +12,9 @@
 //! the TUI.
 
 pub mod brain;
-pub mod memory;
-pub mod protocol;
-pub mod skills;
 pub mod cli;
 pub mod memory;
+pub mod protocol;
 pub mod runtime;
+pub mod skills;
 pub mod tools;
