@@ -21,37 +21,42 @@ impl Skill for Calculator {
         MANIFEST.get_or_init(|| embedded_manifest(NAME, include_str!("../../skills/calculator.json")))
     }
 
-    fn run(&self, args: &Args, _workspace: &Workspace) -> Result<Value, SkillError> {
-        let expression = args::req_str(args, NAME, "expression")?.trim();
-        let result = evaluate(expression)?;
-        Ok(json!({
-            "expression": expression,
-            "result": number_value(result),
-            "content": format!("{expression} = {}", format_number(result)),
-        }))
+    fn run(&self, args: &Args, workspace: &Workspace) -> Result<Value, SkillError> {
+        call(args, workspace).map_err(|err| err.in_tool(NAME))
     }
+}
+
+/// The call itself; [`Skill::run`] names the tool in every error.
+fn call(args: &Args, _workspace: &Workspace) -> Result<Value, SkillError> {
+    let expression = args::req_str(args, NAME, "expression")?.trim();
+    let result = evaluate(expression)?;
+    Ok(json!({
+        "expression": expression,
+        "result": number_value(result),
+        "content": format!("{expression} = {}", format_number(result)),
+    }))
 }
 
 /// Evaluates one expression to a finite number.
 pub fn evaluate(expression: &str) -> Result<f64, SkillError> {
     if expression.is_empty() {
-        return Err(SkillError::new("calculator: the expression is empty"));
+        return Err(SkillError::new("the expression is empty"));
     }
     let chars = expression.chars().count();
     if chars > MAX_EXPRESSION_CHARS {
         return Err(SkillError::new(format!(
-            "calculator: the expression is too long ({chars} characters; the limit is {MAX_EXPRESSION_CHARS})"
+            "the expression is too long ({chars} characters; the limit is {MAX_EXPRESSION_CHARS})"
         )));
     }
     let parsed: meval::Expr = normalize(expression)
         .parse()
-        .map_err(|err| SkillError::new(format!("calculator: cannot evaluate '{expression}': {err}")))?;
+        .map_err(|err| SkillError::new(format!("cannot evaluate '{expression}': {err}")))?;
     let value = parsed
         .eval_with_context(context())
-        .map_err(|err| SkillError::new(format!("calculator: cannot evaluate '{expression}': {err}")))?;
+        .map_err(|err| SkillError::new(format!("cannot evaluate '{expression}': {err}")))?;
     if !value.is_finite() {
         return Err(SkillError::new(format!(
-            "calculator: '{expression}' has no finite result (division by zero, overflow, or outside a function's domain)"
+            "'{expression}' has no finite result (division by zero, overflow, or outside a function's domain)"
         )));
     }
     Ok(value)
@@ -147,7 +152,20 @@ mod tests {
             run(&"1+".repeat(101)),
             Err(SkillError::new("calculator: the expression is too long (202 characters; the limit is 200)"))
         );
-        for bad in ["2 +", "(1 + 2", "1 + 2)", "foo(3)", "x + 1", "3 apples", "import os", "1 ++", ",", "()", "sqrt()", "max()"] {
+        for bad in [
+            "2 +",
+            "(1 + 2",
+            "1 + 2)",
+            "foo(3)",
+            "x + 1",
+            "3 apples",
+            "import os",
+            "1 ++",
+            ",",
+            "()",
+            "sqrt()",
+            "max()",
+        ] {
             let err = run(bad).unwrap_err().0;
             assert!(err.starts_with(&format!("calculator: cannot evaluate '{bad}': ")), "{bad}: {err}");
         }
@@ -162,6 +180,44 @@ mod tests {
             Calculator.run(args.as_object().unwrap(), &ws),
             Err(SkillError::new("calculator: argument 'expression' must be a string, got [\"1+1\"]"))
         );
+    }
+
+    #[test]
+    fn junk_input_is_an_error_not_a_panic() {
+        let junk = [
+            "2^^2",
+            "!",
+            "1e999",
+            "sin",
+            "sin(",
+            "max(,)",
+            "((((",
+            "-",
+            "--1",
+            "1..2",
+            "π",
+            "∞",
+            "1/",
+            "%%",
+            "atan2(1)",
+            "sqrt(1,2)",
+            "e^e^e^e",
+            "0^-1",
+            "1e",
+            "2e",
+            "\u{0}",
+            "；",
+            "1 2",
+            "sin cos 1",
+            "()()",
+        ];
+        for input in junk {
+            if let Ok(value) = evaluate(input) {
+                assert!(value.is_finite(), "{input} = {value}");
+            }
+        }
+        assert_eq!(evaluate("--1"), Ok(1.0));
+        assert_eq!(evaluate("1e3 + 2"), Ok(1002.0));
     }
 
     #[test]

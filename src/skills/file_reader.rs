@@ -22,23 +22,28 @@ impl Skill for FileReader {
     }
 
     fn run(&self, args: &Args, workspace: &Workspace) -> Result<Value, SkillError> {
-        let path = args::req_str(args, NAME, "path")?;
-        let max_chars = args::opt_u64(args, NAME, "max_chars")?.unwrap_or(DEFAULT_MAX_CHARS);
-        if max_chars == 0 {
-            return Err(SkillError::new("file_reader: max_chars must be at least 1"));
-        }
-        let max_chars = usize::try_from(max_chars.min(MAX_CHARS_CAP)).unwrap_or(usize::MAX);
-        let file = workspace.read_text(path)?;
-        let total_chars = file.text.chars().count();
-        let truncated = total_chars > max_chars;
-        let content: String = if truncated { file.text.chars().take(max_chars).collect() } else { file.text };
-        Ok(json!({
-            "path": file.shown,
-            "content": content,
-            "truncated": truncated,
-            "total_chars": total_chars,
-        }))
+        call(args, workspace).map_err(|err| err.in_tool(NAME))
     }
+}
+
+/// The call itself; [`Skill::run`] names the tool in every error.
+fn call(args: &Args, workspace: &Workspace) -> Result<Value, SkillError> {
+    let path = args::req_str(args, NAME, "path")?;
+    let max_chars = args::opt_u64(args, NAME, "max_chars")?.unwrap_or(DEFAULT_MAX_CHARS);
+    if max_chars == 0 {
+        return Err(SkillError::new("max_chars must be at least 1"));
+    }
+    let max_chars = usize::try_from(max_chars.min(MAX_CHARS_CAP)).unwrap_or(usize::MAX);
+    let file = workspace.read_text(path)?;
+    let total_chars = file.text.chars().count();
+    let truncated = total_chars > max_chars;
+    let content: String = if truncated { file.text.chars().take(max_chars).collect() } else { file.text };
+    Ok(json!({
+        "path": file.shown,
+        "content": content,
+        "truncated": truncated,
+        "total_chars": total_chars,
+    }))
 }
 
 #[cfg(test)]
@@ -54,7 +59,11 @@ mod tests {
     fn workspace() -> (tempfile::TempDir, Workspace) {
         let dir = tempfile::tempdir().unwrap();
         fs::create_dir_all(dir.path().join("ws/docs")).unwrap();
-        fs::write(dir.path().join("ws/docs/agent_intro.txt"), "Agent 系统由模型、工具、记忆组成。\nTools help.\n").unwrap();
+        fs::write(
+            dir.path().join("ws/docs/agent_intro.txt"),
+            "Agent 系统由模型、工具、记忆组成。\nTools help.\n",
+        )
+        .unwrap();
         fs::write(dir.path().join("outside.txt"), "secret").unwrap();
         let ws = Workspace::new(dir.path().join("ws")).unwrap();
         (dir, ws)
@@ -97,13 +106,13 @@ mod tests {
         fs::write(ws.root.join("big.txt"), vec![b'x'; 3 * 1024 * 1024]).unwrap();
         let outside = dir.path().join("outside.txt");
         let cases = [
-            (json!({"path": "../outside.txt"}), "path '../outside.txt' is outside the workspace; use a path inside it (relative paths start at the workspace root)".to_string()),
-            (json!({"path": outside.to_str().unwrap()}), format!("path '{}' is outside the workspace; use a path inside it (relative paths start at the workspace root)", outside.display())),
-            (json!({"path": "img.png"}), "'img.png' looks like a binary file (it contains NUL bytes); only text files can be read".to_string()),
-            (json!({"path": "gbk.txt"}), "'gbk.txt' is not valid UTF-8 text (bad byte at offset 0)".to_string()),
-            (json!({"path": "big.txt"}), "'big.txt' is too large (3072 KiB; the limit is 2048 KiB)".to_string()),
-            (json!({"path": "docs"}), "'docs' is a directory, not a file".to_string()),
-            (json!({"path": "docs/missing.txt"}), "'docs/missing.txt' does not exist in the workspace".to_string()),
+            (json!({"path": "../outside.txt"}), "file_reader: path '../outside.txt' is outside the workspace; use a path inside it (relative paths start at the workspace root)".to_string()),
+            (json!({"path": outside.to_str().unwrap()}), format!("file_reader: path '{}' is outside the workspace; use a path inside it (relative paths start at the workspace root)", outside.display())),
+            (json!({"path": "img.png"}), "file_reader: 'img.png' looks like a binary file (it contains NUL bytes); only text files can be read".to_string()),
+            (json!({"path": "gbk.txt"}), "file_reader: 'gbk.txt' is not valid UTF-8 text (bad byte at offset 0)".to_string()),
+            (json!({"path": "big.txt"}), "file_reader: 'big.txt' is too large (3072 KiB; the limit is 2048 KiB)".to_string()),
+            (json!({"path": "docs"}), "file_reader: 'docs' is a directory, not a file".to_string()),
+            (json!({"path": "docs/missing.txt"}), "file_reader: 'docs/missing.txt' does not exist in the workspace".to_string()),
             (json!({"path": "docs/agent_intro.txt", "max_chars": 0}), "file_reader: max_chars must be at least 1".to_string()),
             (json!({"path": "docs/agent_intro.txt", "max_chars": -5}), "file_reader: argument 'max_chars' must be a non-negative integer, got -5".to_string()),
             (json!({"path": 42}), "file_reader: argument 'path' must be a string, got 42".to_string()),
@@ -122,7 +131,7 @@ mod tests {
         assert_eq!(
             run(&ws, json!({"path": "docs/link.txt"})),
             Err(SkillError::new(
-                "path 'docs/link.txt' leads outside the workspace through a symbolic link; access refused"
+                "file_reader: path 'docs/link.txt' leads outside the workspace through a symbolic link; access refused"
             ))
         );
     }

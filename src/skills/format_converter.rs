@@ -31,7 +31,7 @@ impl Format {
             "yaml" | "yml" => Ok(Format::Yaml),
             "markdown" | "md" => Ok(Format::Markdown),
             _ => Err(SkillError::new(format!(
-                "format_converter: unknown format '{name}' for {argument}; use csv, json, yaml or markdown"
+                "unknown format '{name}' for {argument}; use csv, json, yaml or markdown"
             ))),
         }
     }
@@ -65,97 +65,98 @@ impl Skill for FormatConverter {
     }
 
     fn run(&self, args: &Args, workspace: &Workspace) -> Result<Value, SkillError> {
-        let to = Format::parse(args::req_str(args, NAME, "to")?, "to")?;
-        let path = args::opt_str(args, NAME, "path")?;
-        let inline = args::opt_str(args, NAME, "content")?;
-        let from = args::opt_str(args, NAME, "from")?.map(|f| Format::parse(f, "from")).transpose()?;
-        let output_path = args::opt_str(args, NAME, "output_path")?;
-        let overwrite = args::opt_bool(args, NAME, "overwrite")?.unwrap_or(false);
-
-        let (text, from) = match (path, inline) {
-            (Some(_), Some(_)) => {
-                return Err(SkillError::new("format_converter: give either path or content, not both"))
-            }
-            (None, None) => {
-                return Err(SkillError::new(
-                    "format_converter: give the input as path (a file in the workspace) or as content (the text itself)",
-                ))
-            }
-            (Some(path), None) => {
-                let from = match from {
-                    Some(from) => from,
-                    None => format_of_path(path)?,
-                };
-                (workspace.read_text(path)?.text, from)
-            }
-            (None, Some(content)) => {
-                let Some(from) = from else {
-                    return Err(SkillError::new(
-                        "format_converter: with inline content, give from (csv, json or yaml)",
-                    ));
-                };
-                if content.len() as u64 > MAX_TEXT_BYTES {
-                    return Err(SkillError::new(format!(
-                        "format_converter: content is too large (the limit is {} KiB)",
-                        MAX_TEXT_BYTES / 1024
-                    )));
-                }
-                (content.to_string(), from)
-            }
-        };
-
-        let table = match from {
-            Format::Csv => parse_csv(&text)?,
-            Format::Json => {
-                let value = serde_json::from_str(&text)
-                    .map_err(|err| SkillError::new(format!("format_converter: input is not valid JSON: {err}")))?;
-                table_of(value, "JSON")?
-            }
-            Format::Yaml => {
-                let value = serde_yaml::from_str(&text)
-                    .map_err(|err| SkillError::new(format!("format_converter: input is not valid YAML: {err}")))?;
-                table_of(value, "YAML")?
-            }
-            Format::Markdown => {
-                return Err(SkillError::new(
-                    "format_converter: markdown can only be an output format; from must be csv, json or yaml",
-                ))
-            }
-        };
-        let converted = render(&table, to)?;
-
-        let mut out = json!({
-            "from": from.as_str(),
-            "to": to.as_str(),
-            "rows": table.rows.len(),
-            "columns": table.columns,
-        });
-        let Some(map) = out.as_object_mut() else {
-            return Err(SkillError::new("format_converter: internal error building the result"));
-        };
-        match output_path {
-            None => {
-                map.insert("content".into(), Value::String(converted));
-            }
-            Some(output_path) => {
-                let written = workspace.write_text(output_path, &converted, overwrite)?;
-                let shown = workspace.shown(&written);
-                map.insert("output_path".into(), Value::String(shown.clone()));
-                map.insert("bytes".into(), json!(converted.len()));
-                map.insert(
-                    "content".into(),
-                    Value::String(format!(
-                        "Converted {} rows from {} to {} and wrote them to {shown} ({} bytes).",
-                        table.rows.len(),
-                        from.as_str(),
-                        to.as_str(),
-                        converted.len()
-                    )),
-                );
-            }
-        }
-        Ok(out)
+        call(args, workspace).map_err(|err| err.in_tool(NAME))
     }
+}
+
+/// The call itself; [`Skill::run`] names the tool in every error.
+fn call(args: &Args, workspace: &Workspace) -> Result<Value, SkillError> {
+    let to = Format::parse(args::req_str(args, NAME, "to")?, "to")?;
+    let path = args::opt_str(args, NAME, "path")?;
+    let inline = args::opt_str(args, NAME, "content")?;
+    let from = args::opt_str(args, NAME, "from")?.map(|f| Format::parse(f, "from")).transpose()?;
+    let output_path = args::opt_str(args, NAME, "output_path")?;
+    let overwrite = args::opt_bool(args, NAME, "overwrite")?.unwrap_or(false);
+
+    let (text, from) = match (path, inline) {
+        (Some(_), Some(_)) => return Err(SkillError::new("give either path or content, not both")),
+        (None, None) => {
+            return Err(SkillError::new(
+                "give the input as path (a file in the workspace) or as content (the text itself)",
+            ))
+        }
+        (Some(path), None) => {
+            let from = match from {
+                Some(from) => from,
+                None => format_of_path(path)?,
+            };
+            (workspace.read_text(path)?.text, from)
+        }
+        (None, Some(content)) => {
+            let Some(from) = from else {
+                return Err(SkillError::new("with inline content, give from (csv, json or yaml)"));
+            };
+            if content.len() as u64 > MAX_TEXT_BYTES {
+                return Err(SkillError::new(format!(
+                    "content is too large (the limit is {} KiB)",
+                    MAX_TEXT_BYTES / 1024
+                )));
+            }
+            (content.strip_prefix('\u{feff}').unwrap_or(content).to_string(), from)
+        }
+    };
+
+    let table = match from {
+        Format::Csv => parse_csv(&text)?,
+        Format::Json => {
+            let value = serde_json::from_str(&text)
+                .map_err(|err| SkillError::new(format!("input is not valid JSON: {err}")))?;
+            table_of(value, "JSON")?
+        }
+        Format::Yaml => {
+            let value = serde_yaml::from_str(&text)
+                .map_err(|err| SkillError::new(format!("input is not valid YAML: {err}")))?;
+            table_of(value, "YAML")?
+        }
+        Format::Markdown => {
+            return Err(SkillError::new(
+                "markdown can only be an output format; from must be csv, json or yaml",
+            ))
+        }
+    };
+    let converted = render(&table, to)?;
+
+    let mut out = json!({
+        "from": from.as_str(),
+        "to": to.as_str(),
+        "rows": table.rows.len(),
+        "columns": table.columns,
+    });
+    let Some(map) = out.as_object_mut() else {
+        return Err(SkillError::new("internal error building the result"));
+    };
+    match output_path {
+        None => {
+            map.insert("content".into(), Value::String(converted));
+        }
+        Some(output_path) => {
+            let written = workspace.write_text(output_path, &converted, overwrite)?;
+            let shown = workspace.shown(&written);
+            map.insert("output_path".into(), Value::String(shown.clone()));
+            map.insert("bytes".into(), json!(converted.len()));
+            map.insert(
+                "content".into(),
+                Value::String(format!(
+                    "Converted {} rows from {} to {} and wrote them to {shown} ({} bytes).",
+                    table.rows.len(),
+                    from.as_str(),
+                    to.as_str(),
+                    converted.len()
+                )),
+            );
+        }
+    }
+    Ok(out)
 }
 
 fn format_of_path(path: &str) -> Result<Format, SkillError> {
@@ -168,15 +169,15 @@ fn format_of_path(path: &str) -> Result<Format, SkillError> {
         "json" => Ok(Format::Json),
         "yaml" | "yml" => Ok(Format::Yaml),
         _ => Err(SkillError::new(format!(
-            "format_converter: cannot tell the format of '{path}' from its extension; give from (csv, json or yaml)"
+            "cannot tell the format of '{path}' from its extension; give from (csv, json or yaml)"
         ))),
     }
 }
 
 fn parse_csv(text: &str) -> Result<Table, SkillError> {
     let csv_error = |err: csv::Error| match err.position() {
-        Some(pos) => SkillError::new(format!("format_converter: bad CSV on line {}: {err}", pos.line())),
-        None => SkillError::new(format!("format_converter: bad CSV: {err}")),
+        Some(pos) => SkillError::new(format!("bad CSV on line {}: {err}", pos.line())),
+        None => SkillError::new(format!("bad CSV: {err}")),
     };
     let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(text.as_bytes());
     let mut records = reader.records();
@@ -185,7 +186,7 @@ fn parse_csv(text: &str) -> Result<Table, SkillError> {
         None => return Ok(Table { columns: Vec::new(), rows: Vec::new() }),
     };
     if let Some(dup) = columns.iter().enumerate().find(|(i, c)| columns.iter().take(*i).any(|p| p == *c)) {
-        return Err(SkillError::new(format!("format_converter: the CSV header names column '{}' twice", dup.1)));
+        return Err(SkillError::new(format!("the CSV header names column '{}' twice", dup.1)));
     }
     let mut rows = Vec::new();
     for record in records {
@@ -193,7 +194,7 @@ fn parse_csv(text: &str) -> Result<Table, SkillError> {
         if record.len() != columns.len() {
             let line = record.position().map_or(0, csv::Position::line);
             return Err(SkillError::new(format!(
-                "format_converter: CSV line {line} has {} fields but the header has {}",
+                "CSV line {line} has {} fields but the header has {}",
                 record.len(),
                 columns.len()
             )));
@@ -228,18 +229,14 @@ fn table_of(value: Value, kind: &str) -> Result<Table, SkillError> {
     let items = match value {
         Value::Array(items) => items,
         Value::Object(object) => vec![Value::Object(object)],
-        _ => {
-            return Err(SkillError::new(format!(
-                "format_converter: {kind} input must be a list of objects (one per row)"
-            )))
-        }
+        _ => return Err(SkillError::new(format!("{kind} input must be a list of objects (one per row)"))),
     };
     let mut columns: Vec<String> = Vec::new();
     let mut rows = Vec::new();
     for (index, item) in items.into_iter().enumerate() {
         let Value::Object(row) = item else {
             return Err(SkillError::new(format!(
-                "format_converter: {kind} item {} is not an object; each row must be an object of column: value",
+                "{kind} item {} is not an object; each row must be an object of column: value",
                 index + 1
             )));
         };
@@ -258,9 +255,9 @@ fn render(table: &Table, to: Format) -> Result<String, SkillError> {
     match to {
         Format::Json => serde_json::to_string_pretty(&rows_value())
             .map(|text| text + "\n")
-            .map_err(|err| SkillError::new(format!("format_converter: cannot write JSON: {err}"))),
+            .map_err(|err| SkillError::new(format!("cannot write JSON: {err}"))),
         Format::Yaml => serde_yaml::to_string(&rows_value())
-            .map_err(|err| SkillError::new(format!("format_converter: cannot write YAML: {err}"))),
+            .map_err(|err| SkillError::new(format!("cannot write YAML: {err}"))),
         Format::Csv => render_csv(table),
         Format::Markdown => render_markdown(table),
     }
@@ -276,23 +273,22 @@ fn cell_text(value: Option<&Value>) -> String {
 }
 
 fn no_columns() -> SkillError {
-    SkillError::new("format_converter: the input has no columns, so there is no table to write")
+    SkillError::new("the input has no columns, so there is no table to write")
 }
 
 fn render_csv(table: &Table) -> Result<String, SkillError> {
     if table.columns.is_empty() {
         return Err(no_columns());
     }
-    let write_error = |err: csv::Error| SkillError::new(format!("format_converter: cannot write CSV: {err}"));
+    let write_error = |err: csv::Error| SkillError::new(format!("cannot write CSV: {err}"));
     let mut writer = csv::Writer::from_writer(Vec::new());
     writer.write_record(&table.columns).map_err(write_error)?;
     for row in &table.rows {
         writer.write_record(table.columns.iter().map(|c| cell_text(row.get(c)))).map_err(write_error)?;
     }
-    let bytes = writer
-        .into_inner()
-        .map_err(|err| SkillError::new(format!("format_converter: cannot write CSV: {}", err.error())))?;
-    String::from_utf8(bytes).map_err(|err| SkillError::new(format!("format_converter: cannot write CSV: {err}")))
+    let bytes =
+        writer.into_inner().map_err(|err| SkillError::new(format!("cannot write CSV: {}", err.error())))?;
+    String::from_utf8(bytes).map_err(|err| SkillError::new(format!("cannot write CSV: {err}")))
 }
 
 fn render_markdown(table: &Table) -> Result<String, SkillError> {
@@ -326,7 +322,11 @@ mod tests {
         let root = dir.path().join("ws");
         fs::create_dir_all(root.join("data")).unwrap();
         fs::write(root.join("data/sample.csv"), CSV).unwrap();
-        fs::write(root.join("data/rows.json"), r#"[{"id": 1, "tags": ["a", "b"]}, {"id": 2, "extra": null, "name": "x\ny"}]"#).unwrap();
+        fs::write(
+            root.join("data/rows.json"),
+            r#"[{"id": 1, "tags": ["a", "b"]}, {"id": 2, "extra": null, "name": "x\ny"}]"#,
+        )
+        .unwrap();
         fs::write(root.join("data/rows.yml"), "- id: 7\n  城市: 北京\n- id: 8\n  城市: 上海\n").unwrap();
         let ws = Workspace::new(&root).unwrap();
         (dir, ws)
@@ -383,11 +383,16 @@ mod tests {
         let (_d, ws) = workspace();
         let out = run(&ws, json!({"path": "data/rows.yml", "to": "json"})).unwrap();
         let json_text = out["content"].as_str().unwrap().to_string();
-        assert_eq!(serde_json::from_str::<Value>(&json_text).unwrap(), json!([{"id": 7, "城市": "北京"}, {"id": 8, "城市": "上海"}]));
+        assert_eq!(
+            serde_json::from_str::<Value>(&json_text).unwrap(),
+            json!([{"id": 7, "城市": "北京"}, {"id": 8, "城市": "上海"}])
+        );
         let back = run(&ws, json!({"content": json_text, "from": "json", "to": "yaml"})).unwrap();
         assert_eq!(back["content"], "- id: 7\n  城市: 北京\n- id: 8\n  城市: 上海\n");
         // A single object is one row.
         let one = run(&ws, json!({"content": "{\"a\": 1}", "from": "json", "to": "csv"})).unwrap();
+        let bom = run(&ws, json!({"content": "\u{feff}名,n\n甲,1\n", "from": "csv", "to": "json"})).unwrap();
+        assert_eq!(bom["columns"], json!(["名", "n"]));
         assert_eq!(one["content"], "a\n1\n");
     }
 
@@ -397,7 +402,10 @@ mod tests {
         let args = json!({"path": "data/sample.csv", "to": "yaml", "output_path": "out/sample.yaml"});
         let out = run(&ws, args.clone()).unwrap();
         let written = fs::read_to_string(ws.root.join("out/sample.yaml")).unwrap();
-        assert_eq!(written, "- name: 张三\n  city: 北京\n  sales: 100\n- name: Li, Si\n  city: 上|海\n  sales: 250.5\n");
+        assert_eq!(
+            written,
+            "- name: 张三\n  city: 北京\n  sales: 100\n- name: Li, Si\n  city: 上|海\n  sales: 250.5\n"
+        );
         assert_eq!(
             out,
             json!({
@@ -410,7 +418,7 @@ mod tests {
         assert_eq!(
             run(&ws, args.clone()),
             Err(SkillError::new(
-                "'out/sample.yaml' already exists; not overwriting it (set overwrite to true to replace it)"
+                "format_converter: 'out/sample.yaml' already exists; not overwriting it (set overwrite to true to replace it)"
             ))
         );
         assert_eq!(fs::read_to_string(ws.root.join("out/sample.yaml")).unwrap(), "mine");
@@ -437,8 +445,8 @@ mod tests {
             (json!({"to": "csv", "content": "[1, 2]", "from": "json"}), "format_converter: JSON item 1 is not an object; each row must be an object of column: value".to_string()),
             (json!({"to": "csv", "content": "42", "from": "yaml"}), "format_converter: YAML input must be a list of objects (one per row)".to_string()),
             (json!({"to": "csv", "content": "[]", "from": "json"}), "format_converter: the input has no columns, so there is no table to write".to_string()),
-            (json!({"to": "json", "content": "a\n1\n", "from": "csv", "output_path": "../x.json"}), "path '../x.json' is outside the workspace; use a path inside it (relative paths start at the workspace root)".to_string()),
-            (json!({"to": "json", "content": "a\n1\n", "from": "csv", "output_path": outside.to_str().unwrap()}), format!("path '{}' is outside the workspace; use a path inside it (relative paths start at the workspace root)", outside.display())),
+            (json!({"to": "json", "content": "a\n1\n", "from": "csv", "output_path": "../x.json"}), "format_converter: path '../x.json' is outside the workspace; use a path inside it (relative paths start at the workspace root)".to_string()),
+            (json!({"to": "json", "content": "a\n1\n", "from": "csv", "output_path": outside.to_str().unwrap()}), format!("format_converter: path '{}' is outside the workspace; use a path inside it (relative paths start at the workspace root)", outside.display())),
             (json!({"to": "json", "content": "a\n1\n", "from": "csv", "overwrite": "yes"}), "format_converter: argument 'overwrite' must be true or false, got \"yes\"".to_string()),
         ];
         for (args, expected) in cases {
@@ -450,6 +458,9 @@ mod tests {
         assert!(err.starts_with("format_converter: input is not valid YAML: "), "{err}");
         assert!(!outside.exists());
         // Empty JSON still converts to formats that can hold no rows.
-        assert_eq!(run(&ws, json!({"to": "json", "content": "[]", "from": "json"})).unwrap()["content"], "[]\n");
+        assert_eq!(
+            run(&ws, json!({"to": "json", "content": "[]", "from": "json"})).unwrap()["content"],
+            "[]\n"
+        );
     }
 }

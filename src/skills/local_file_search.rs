@@ -40,64 +40,69 @@ impl Skill for LocalFileSearch {
     }
 
     fn run(&self, args: &Args, workspace: &Workspace) -> Result<Value, SkillError> {
-        let query = args::req_str(args, NAME, "query")?.trim();
-        if query.is_empty() {
-            return Err(SkillError::new("local_file_search: the query is empty; give a word to search for"));
-        }
-        if query.chars().count() > MAX_QUERY_CHARS {
-            return Err(SkillError::new(format!(
-                "local_file_search: the query is too long (the limit is {MAX_QUERY_CHARS} characters)"
-            )));
-        }
-        let root_dir = args::opt_str(args, NAME, "root_dir")?.unwrap_or(".");
-        let root_dir = if root_dir.trim().is_empty() { "." } else { root_dir };
-        let max_results = args::opt_u64(args, NAME, "max_results")?.unwrap_or(DEFAULT_MAX_RESULTS);
-        if max_results == 0 {
-            return Err(SkillError::new("local_file_search: max_results must be at least 1"));
-        }
-        let max_results = usize::try_from(max_results.min(MAX_RESULTS_CAP)).unwrap_or(usize::MAX);
-
-        let start = workspace.resolve_existing(root_dir)?;
-        if !start.is_dir() {
-            return Err(SkillError::new(format!("local_file_search: root_dir '{root_dir}' is not a directory")));
-        }
-        let needle = query.to_lowercase();
-        let mut hits = Vec::new();
-        let mut truncated = false;
-        'files: for path in searchable_files(&start) {
-            let shown = workspace.shown(&path);
-            let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
-            let mut file_hits = Vec::new();
-            if name.contains(&needle) {
-                file_hits.push(Hit { path: shown.clone(), line: 0, snippet: shown.clone() });
-            }
-            // Binary, huge and non-UTF-8 files are skipped silently: they are not documents.
-            if let Ok(text) = read_text_file(&path, &shown, MAX_SEARCHED_BYTES) {
-                for (index, line) in text.lines().enumerate() {
-                    if line.to_lowercase().contains(&needle) {
-                        file_hits.push(Hit { path: shown.clone(), line: index + 1, snippet: snippet(line) });
-                    }
-                }
-            }
-            for hit in file_hits {
-                if hits.len() == max_results {
-                    truncated = true;
-                    break 'files;
-                }
-                hits.push(hit);
-            }
-        }
-
-        let shown_root = workspace.shown(&start);
-        Ok(json!({
-            "query": query,
-            "root_dir": shown_root,
-            "matches": hits.iter().map(|h| json!({"path": h.path, "line": h.line, "snippet": h.snippet})).collect::<Vec<_>>(),
-            "count": hits.len(),
-            "truncated": truncated,
-            "content": summary(query, &shown_root, &hits, truncated),
-        }))
+        call(args, workspace).map_err(|err| err.in_tool(NAME))
     }
+}
+
+/// The call itself; [`Skill::run`] names the tool in every error.
+fn call(args: &Args, workspace: &Workspace) -> Result<Value, SkillError> {
+    let query = args::req_str(args, NAME, "query")?.trim();
+    if query.is_empty() {
+        return Err(SkillError::new("the query is empty; give a word to search for"));
+    }
+    if query.chars().count() > MAX_QUERY_CHARS {
+        return Err(SkillError::new(format!(
+            "the query is too long (the limit is {MAX_QUERY_CHARS} characters)"
+        )));
+    }
+    let root_dir = args::opt_str(args, NAME, "root_dir")?.unwrap_or(".");
+    let root_dir = if root_dir.trim().is_empty() { "." } else { root_dir };
+    let max_results = args::opt_u64(args, NAME, "max_results")?.unwrap_or(DEFAULT_MAX_RESULTS);
+    if max_results == 0 {
+        return Err(SkillError::new("max_results must be at least 1"));
+    }
+    let max_results = usize::try_from(max_results.min(MAX_RESULTS_CAP)).unwrap_or(usize::MAX);
+
+    let start = workspace.resolve_existing(root_dir)?;
+    if !start.is_dir() {
+        return Err(SkillError::new(format!("root_dir '{root_dir}' is not a directory")));
+    }
+    let needle = query.to_lowercase();
+    let mut hits = Vec::new();
+    let mut truncated = false;
+    'files: for path in searchable_files(&start) {
+        let shown = workspace.shown(&path);
+        let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+        let mut file_hits = Vec::new();
+        if name.contains(&needle) {
+            file_hits.push(Hit { path: shown.clone(), line: 0, snippet: shown.clone() });
+        }
+        // Binary, huge and non-UTF-8 files are skipped silently: they are not documents.
+        if let Ok(text) = read_text_file(&path, &shown, MAX_SEARCHED_BYTES) {
+            for (index, line) in text.lines().enumerate() {
+                if line.to_lowercase().contains(&needle) {
+                    file_hits.push(Hit { path: shown.clone(), line: index + 1, snippet: snippet(line) });
+                }
+            }
+        }
+        for hit in file_hits {
+            if hits.len() == max_results {
+                truncated = true;
+                break 'files;
+            }
+            hits.push(hit);
+        }
+    }
+
+    let shown_root = workspace.shown(&start);
+    Ok(json!({
+        "query": query,
+        "root_dir": shown_root,
+        "matches": hits.iter().map(|h| json!({"path": h.path, "line": h.line, "snippet": h.snippet})).collect::<Vec<_>>(),
+        "count": hits.len(),
+        "truncated": truncated,
+        "content": summary(query, &shown_root, &hits, truncated),
+    }))
 }
 
 /// Regular files under `start`, sorted by path, leaving out hidden entries, VCS and build
@@ -272,7 +277,8 @@ mod tests {
     fn symlinks_are_not_followed_out_of_the_workspace() {
         let (dir, ws) = workspace();
         std::os::unix::fs::symlink(dir.path(), ws.root.join("up")).unwrap();
-        std::os::unix::fs::symlink(dir.path().join("outside_agent.txt"), ws.root.join("docs/z_link.txt")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("outside_agent.txt"), ws.root.join("docs/z_link.txt"))
+            .unwrap();
         let out = run(&ws, json!({"query": "outside"})).unwrap();
         assert_eq!(out["matches"], json!([]));
     }
@@ -284,9 +290,9 @@ mod tests {
             (json!({"query": "  "}), "local_file_search: the query is empty; give a word to search for"),
             (json!({"query": "x".repeat(201)}), "local_file_search: the query is too long (the limit is 200 characters)"),
             (json!({"query": "a", "max_results": 0}), "local_file_search: max_results must be at least 1"),
-            (json!({"query": "a", "root_dir": "../"}), "path '../' is outside the workspace; use a path inside it (relative paths start at the workspace root)"),
-            (json!({"query": "a", "root_dir": "/"}), "path '/' is outside the workspace; use a path inside it (relative paths start at the workspace root)"),
-            (json!({"query": "a", "root_dir": "nope"}), "'nope' does not exist in the workspace"),
+            (json!({"query": "a", "root_dir": "../"}), "local_file_search: path '../' is outside the workspace; use a path inside it (relative paths start at the workspace root)"),
+            (json!({"query": "a", "root_dir": "/"}), "local_file_search: path '/' is outside the workspace; use a path inside it (relative paths start at the workspace root)"),
+            (json!({"query": "a", "root_dir": "nope"}), "local_file_search: 'nope' does not exist in the workspace"),
             (json!({"query": "a", "root_dir": "data/sample.csv"}), "local_file_search: root_dir 'data/sample.csv' is not a directory"),
             (json!({"query": "a", "max_results": "5"}), "local_file_search: argument 'max_results' must be a non-negative integer, got \"5\""),
         ];

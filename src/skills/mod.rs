@@ -37,6 +37,15 @@ impl SkillError {
     pub fn new(message: impl Into<String>) -> Self {
         Self(message.into())
     }
+
+    /// The same error starting with the tool's name (`calculator: ...`), once.
+    pub fn in_tool(self, tool: &str) -> Self {
+        if self.0.starts_with(&format!("{tool}: ")) {
+            self
+        } else {
+            Self(format!("{tool}: {}", self.0))
+        }
+    }
 }
 
 pub trait Skill: Send + Sync {
@@ -223,6 +232,15 @@ mod tests {
     fn only_the_converter_is_not_parallel_safe() {
         let flags: Vec<bool> = all().iter().map(|s| s.parallel_safe()).collect();
         assert_eq!(flags, [true, true, true, true, false]);
+    }
+
+    #[test]
+    fn errors_name_their_tool_once() {
+        assert_eq!(SkillError::new("bad").in_tool("calculator"), SkillError::new("calculator: bad"));
+        assert_eq!(
+            SkillError::new("calculator: bad").in_tool("calculator"),
+            SkillError::new("calculator: bad")
+        );
     }
 
     #[test]

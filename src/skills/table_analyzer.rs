@@ -23,49 +23,56 @@ impl Skill for TableAnalyzer {
     }
 
     fn run(&self, args: &Args, workspace: &Workspace) -> Result<Value, SkillError> {
-        let path = args::req_str(args, NAME, "path")?;
-        let wanted = args::opt_str_list(args, NAME, "columns")?.unwrap_or_default();
-        let group_by = args::opt_str(args, NAME, "group_by")?;
-        let aggregate = args::opt_str(args, NAME, "aggregate")?.map(Aggregate::parse).transpose()?;
-        let value_column = args::opt_str(args, NAME, "value_column")?;
-
-        let file = workspace.read_text(path)?;
-        let table = CsvTable::parse(&file.text, &file.shown)?;
-
-        let described: Vec<usize> = if wanted.is_empty() {
-            (0..table.headers.len()).collect()
-        } else {
-            wanted.iter().map(|name| table.column_index(name)).collect::<Result<_, _>>()?
-        };
-        let columns: Vec<ColumnSummary> = described.iter().map(|&i| describe(&table, i)).collect();
-
-        let grouping = match (group_by, aggregate, value_column) {
-            (Some(group), aggregate, value) => Some(group_values(&table, group, aggregate.unwrap_or(Aggregate::Count), value)?),
-            (None, Some(_), _) | (None, None, Some(_)) => {
-                return Err(SkillError::new(
-                    "table_analyzer: aggregate and value_column need group_by (the column whose values form the groups); \
-                     overall sum, mean, min and max of every number column are reported without them",
-                ))
-            }
-            (None, None, None) => None,
-        };
-
-        let mut out = json!({
-            "path": file.shown,
-            "row_count": table.rows.len(),
-            "column_count": table.headers.len(),
-            "column_names": table.headers,
-            "columns": columns.iter().map(ColumnSummary::to_json).collect::<Vec<_>>(),
-        });
-        if let (Some(grouping), Some(map)) = (&grouping, out.as_object_mut()) {
-            map.insert("groups".into(), grouping.to_json());
-        }
-        let content = summary(&file.shown, &table, &columns, grouping.as_ref());
-        if let Some(map) = out.as_object_mut() {
-            map.insert("content".into(), Value::String(content));
-        }
-        Ok(out)
+        call(args, workspace).map_err(|err| err.in_tool(NAME))
     }
+}
+
+/// The call itself; [`Skill::run`] names the tool in every error.
+fn call(args: &Args, workspace: &Workspace) -> Result<Value, SkillError> {
+    let path = args::req_str(args, NAME, "path")?;
+    let wanted = args::opt_str_list(args, NAME, "columns")?.unwrap_or_default();
+    let group_by = args::opt_str(args, NAME, "group_by")?;
+    let aggregate = args::opt_str(args, NAME, "aggregate")?.map(Aggregate::parse).transpose()?;
+    let value_column = args::opt_str(args, NAME, "value_column")?;
+
+    let file = workspace.read_text(path)?;
+    let table = CsvTable::parse(&file.text, &file.shown)?;
+
+    let described: Vec<usize> = if wanted.is_empty() {
+        (0..table.headers.len()).collect()
+    } else {
+        wanted.iter().map(|name| table.column_index(name)).collect::<Result<_, _>>()?
+    };
+    let columns: Vec<ColumnSummary> = described.iter().map(|&i| describe(&table, i)).collect();
+
+    let grouping = match (group_by, aggregate, value_column) {
+        (Some(group), aggregate, value) => {
+            Some(group_values(&table, group, aggregate.unwrap_or(Aggregate::Count), value)?)
+        }
+        (None, Some(_), _) | (None, None, Some(_)) => {
+            return Err(SkillError::new(
+                "aggregate and value_column need group_by (the column whose values form the groups); \
+                     overall sum, mean, min and max of every number column are reported without them",
+            ))
+        }
+        (None, None, None) => None,
+    };
+
+    let mut out = json!({
+        "path": file.shown,
+        "row_count": table.rows.len(),
+        "column_count": table.headers.len(),
+        "column_names": table.headers,
+        "columns": columns.iter().map(ColumnSummary::to_json).collect::<Vec<_>>(),
+    });
+    if let (Some(grouping), Some(map)) = (&grouping, out.as_object_mut()) {
+        map.insert("groups".into(), grouping.to_json());
+    }
+    let content = summary(&file.shown, &table, &columns, grouping.as_ref());
+    if let Some(map) = out.as_object_mut() {
+        map.insert("content".into(), Value::String(content));
+    }
+    Ok(out)
 }
 
 /// The parsed file: header names and data rows with the line each row starts on.
@@ -86,7 +93,7 @@ impl CsvTable {
         let headers: Vec<String> = match records.next() {
             Some(Ok(record)) => record.iter().map(str::to_string).collect(),
             Some(Err(err)) => return Err(csv_error(shown, &err)),
-            None => return Err(SkillError::new(format!("table_analyzer: '{shown}' is empty (no header row)"))),
+            None => return Err(SkillError::new(format!("'{shown}' is empty (no header row)"))),
         };
         let mut rows = Vec::new();
         for record in records {
@@ -94,7 +101,7 @@ impl CsvTable {
             let line = record.position().map_or(0, csv::Position::line);
             if record.len() != headers.len() {
                 return Err(SkillError::new(format!(
-                    "table_analyzer: '{shown}' line {line} has {} fields but the header has {}",
+                    "'{shown}' line {line} has {} fields but the header has {}",
                     record.len(),
                     headers.len()
                 )));
@@ -108,7 +115,7 @@ impl CsvTable {
         let name = name.trim();
         self.headers.iter().position(|h| h == name).ok_or_else(|| {
             SkillError::new(format!(
-                "table_analyzer: unknown column '{name}'; available columns: {}",
+                "unknown column '{name}'; available columns: {}",
                 self.headers.join(", ")
             ))
         })
@@ -121,8 +128,8 @@ impl CsvTable {
 
 fn csv_error(shown: &str, err: &csv::Error) -> SkillError {
     match err.position() {
-        Some(pos) => SkillError::new(format!("table_analyzer: '{shown}' line {}: {err}", pos.line())),
-        None => SkillError::new(format!("table_analyzer: '{shown}': {err}")),
+        Some(pos) => SkillError::new(format!("'{shown}' line {}: {err}", pos.line())),
+        None => SkillError::new(format!("'{shown}': {err}")),
     }
 }
 
@@ -163,7 +170,9 @@ impl NumberStats {
         for v in values {
             stats = Some(match stats {
                 None => NumberStats { count: 1, sum: v, min: v, max: v },
-                Some(s) => NumberStats { count: s.count + 1, sum: s.sum + v, min: s.min.min(v), max: s.max.max(v) },
+                Some(s) => {
+                    NumberStats { count: s.count + 1, sum: s.sum + v, min: s.min.min(v), max: s.max.max(v) }
+                }
             });
         }
         stats
@@ -197,7 +206,9 @@ fn describe(table: &CsvTable, column: usize) -> ColumnSummary {
         ColumnType::Text
     };
     let numbers = match kind {
-        ColumnType::Integer | ColumnType::Float => NumberStats::of(values.iter().filter_map(|v| parse_number(v))),
+        ColumnType::Integer | ColumnType::Float => {
+            NumberStats::of(values.iter().filter_map(|v| parse_number(v)))
+        }
         ColumnType::Text | ColumnType::Empty => None,
     };
     let (unique, top) = if kind == ColumnType::Text {
@@ -302,7 +313,7 @@ impl Aggregate {
             "min" => Ok(Aggregate::Min),
             "max" => Ok(Aggregate::Max),
             _ => Err(SkillError::new(format!(
-                "table_analyzer: unknown aggregate '{name}'; use one of sum, mean, count, min, max"
+                "unknown aggregate '{name}'; use one of sum, mean, count, min, max"
             ))),
         }
     }
@@ -338,7 +349,7 @@ fn group_values(
         (Aggregate::Count, None) => None,
         (_, None) => {
             return Err(SkillError::new(format!(
-                "table_analyzer: aggregate '{}' needs value_column (the number column to aggregate)",
+                "aggregate '{}' needs value_column (the number column to aggregate)",
                 aggregate.as_str()
             )))
         }
@@ -356,7 +367,7 @@ fn group_values(
             }
             let value = parse_number(cell).ok_or_else(|| {
                 SkillError::new(format!(
-                    "table_analyzer: value_column '{}' has a non-number value '{cell}' on line {line}",
+                    "value_column '{}' has a non-number value '{cell}' on line {line}",
                     value_column.unwrap_or_default()
                 ))
             })?;
@@ -409,7 +420,9 @@ impl Grouping {
     fn heading(&self) -> String {
         match (&self.value_column, self.aggregate) {
             (_, Aggregate::Count) | (None, _) => format!("Row count by {}:", self.column),
-            (Some(value), aggregate) => format!("{} of {value} by {}:", capitalized(aggregate.as_str()), self.column),
+            (Some(value), aggregate) => {
+                format!("{} of {value} by {}:", capitalized(aggregate.as_str()), self.column)
+            }
         }
     }
 }
@@ -550,7 +563,10 @@ mod tests {
             json!([{"group": "(empty)", "rows": 1, "value": 1}, {"group": "a", "rows": 1, "value": 1},
                    {"group": "b", "rows": 1, "value": 1}, {"group": "c", "rows": 1, "value": 1}])
         );
-        assert!(out["content"].as_str().unwrap().ends_with("Row count by label:\n- (empty): 1\n- a: 1\n- b: 1\n- c: 1"));
+        assert!(out["content"]
+            .as_str()
+            .unwrap()
+            .ends_with("Row count by label:\n- (empty): 1\n- a: 1\n- b: 1\n- c: 1"));
         assert_eq!(out["columns"][0]["type"], "integer");
         assert_eq!(out["columns"][1]["empty"], 1);
     }
@@ -561,7 +577,10 @@ mod tests {
         let out = run(&ws, json!({"path": "h.csv"})).unwrap();
         assert_eq!(out["row_count"], 0);
         assert_eq!(out["columns"][0], json!({"name": "a", "type": "empty", "non_empty": 0, "empty": 0}));
-        assert_eq!(out["content"], "h.csv: 0 rows, 2 columns (a, b)\n- a (empty): no values\n- b (empty): no values");
+        assert_eq!(
+            out["content"],
+            "h.csv: 0 rows, 2 columns (a, b)\n- a (empty): no values\n- b (empty): no values"
+        );
     }
 
     #[test]
@@ -575,8 +594,8 @@ mod tests {
         let cases = [
             (json!({"path": "bad.csv"}), "table_analyzer: 'bad.csv' line 5 has 3 fields but the header has 2"),
             (json!({"path": "empty.csv"}), "table_analyzer: 'empty.csv' is empty (no header row)"),
-            (json!({"path": "bin.csv"}), "'bin.csv' looks like a binary file (it contains NUL bytes); only text files can be read"),
-            (json!({"path": "../x.csv"}), "path '../x.csv' is outside the workspace; use a path inside it (relative paths start at the workspace root)"),
+            (json!({"path": "bin.csv"}), "table_analyzer: 'bin.csv' looks like a binary file (it contains NUL bytes); only text files can be read"),
+            (json!({"path": "../x.csv"}), "table_analyzer: path '../x.csv' is outside the workspace; use a path inside it (relative paths start at the workspace root)"),
             (json!({"path": "text.csv", "columns": ["v", "w"]}), "table_analyzer: unknown column 'w'; available columns: k, v"),
             (json!({"path": "text.csv", "group_by": "z"}), "table_analyzer: unknown column 'z'; available columns: k, v"),
             (json!({"path": "text.csv", "group_by": "k", "aggregate": "sum"}), "table_analyzer: aggregate 'sum' needs value_column (the number column to aggregate)"),
