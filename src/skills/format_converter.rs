@@ -126,15 +126,11 @@ fn call(args: &Args, workspace: &Workspace) -> Result<Value, SkillError> {
     };
     let converted = render(&table, to)?;
 
-    let mut out = json!({
-        "from": from.as_str(),
-        "to": to.as_str(),
-        "rows": table.rows.len(),
-        "columns": table.columns,
-    });
-    let Some(map) = out.as_object_mut() else {
-        return Err(SkillError::new("internal error building the result"));
-    };
+    let mut map = Map::new();
+    map.insert("from".into(), json!(from.as_str()));
+    map.insert("to".into(), json!(to.as_str()));
+    map.insert("rows".into(), json!(table.rows.len()));
+    map.insert("columns".into(), json!(table.columns));
     match output_path {
         None => {
             map.insert("content".into(), Value::String(converted));
@@ -156,7 +152,7 @@ fn call(args: &Args, workspace: &Workspace) -> Result<Value, SkillError> {
             );
         }
     }
-    Ok(out)
+    Ok(Value::Object(map))
 }
 
 fn format_of_path(path: &str) -> Result<Format, SkillError> {

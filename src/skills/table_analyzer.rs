@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::{args, embedded_manifest, format_number, number_value, Manifest, Skill, SkillError, Workspace};
 use crate::protocol::Args;
@@ -58,21 +58,17 @@ fn call(args: &Args, workspace: &Workspace) -> Result<Value, SkillError> {
         (None, None, None) => None,
     };
 
-    let mut out = json!({
-        "path": file.shown,
-        "row_count": table.rows.len(),
-        "column_count": table.headers.len(),
-        "column_names": table.headers,
-        "columns": columns.iter().map(ColumnSummary::to_json).collect::<Vec<_>>(),
-    });
-    if let (Some(grouping), Some(map)) = (&grouping, out.as_object_mut()) {
-        map.insert("groups".into(), grouping.to_json());
+    let mut out = Map::new();
+    out.insert("path".into(), json!(file.shown));
+    out.insert("row_count".into(), json!(table.rows.len()));
+    out.insert("column_count".into(), json!(table.headers.len()));
+    out.insert("column_names".into(), json!(table.headers));
+    out.insert("columns".into(), columns.iter().map(ColumnSummary::to_json).collect());
+    if let Some(grouping) = &grouping {
+        out.insert("groups".into(), grouping.to_json());
     }
-    let content = summary(&file.shown, &table, &columns, grouping.as_ref());
-    if let Some(map) = out.as_object_mut() {
-        map.insert("content".into(), Value::String(content));
-    }
-    Ok(out)
+    out.insert("content".into(), json!(summary(&file.shown, &table, &columns, grouping.as_ref())));
+    Ok(Value::Object(out))
 }
 
 /// The parsed file: header names and data rows with the line each row starts on.
@@ -237,34 +233,27 @@ fn describe(table: &CsvTable, column: usize) -> ColumnSummary {
 
 impl ColumnSummary {
     fn to_json(&self) -> Value {
-        let mut out = json!({
-            "name": self.name,
-            "type": self.kind.as_str(),
-            "non_empty": self.non_empty,
-            "empty": self.empty,
-        });
-        if let Some(map) = out.as_object_mut() {
-            if let Some(s) = &self.numbers {
-                map.insert(
-                    "stats".into(),
-                    json!({
-                        "count": s.count,
-                        "sum": number_value(s.sum),
-                        "mean": number_value(s.mean()),
-                        "min": number_value(s.min),
-                        "max": number_value(s.max),
-                    }),
-                );
-            }
-            if self.kind == ColumnType::Text {
-                map.insert("unique".into(), json!(self.unique));
-                map.insert(
-                    "top_values".into(),
-                    self.top.iter().map(|(v, n)| json!({"value": v, "count": n})).collect(),
-                );
-            }
+        let mut out = Map::new();
+        out.insert("name".into(), json!(self.name));
+        out.insert("type".into(), json!(self.kind.as_str()));
+        out.insert("non_empty".into(), json!(self.non_empty));
+        out.insert("empty".into(), json!(self.empty));
+        if let Some(s) = &self.numbers {
+            let stats = json!({
+                "count": s.count,
+                "sum": number_value(s.sum),
+                "mean": number_value(s.mean()),
+                "min": number_value(s.min),
+                "max": number_value(s.max),
+            });
+            out.insert("stats".into(), stats);
         }
-        out
+        if self.kind == ColumnType::Text {
+            out.insert("unique".into(), json!(self.unique));
+            let top = self.top.iter().map(|(v, n)| json!({"value": v, "count": n})).collect();
+            out.insert("top_values".into(), top);
+        }
+        Value::Object(out)
     }
 
     fn line(&self) -> String {

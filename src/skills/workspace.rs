@@ -72,6 +72,11 @@ impl Workspace {
     pub fn resolve_for_write(&self, user_path: &str, overwrite: bool) -> Result<PathBuf, SkillError> {
         let root = self.canonical_root()?;
         let normalized = Self::normalize(&root, user_path)?;
+        if normalized == root {
+            return Err(SkillError::new(format!(
+                "'{user_path}' is the workspace directory; give a file name to write"
+            )));
+        }
         let (Some(parent), Some(name)) = (normalized.parent(), normalized.file_name()) else {
             return Err(SkillError::new(format!("'{user_path}' is not a file path")));
         };
