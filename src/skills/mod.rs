@@ -1,12 +1,22 @@
 //! B2, the skills: real tools the agent can call. A skill is one file (schema via its
 //! manifest in `skills/`, handler, parallel-safety flag, tests).
 
+pub mod calculator;
+pub mod file_reader;
+pub mod format_converter;
+pub mod local_file_search;
+pub mod table_analyzer;
 pub mod workspace;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::protocol::Args;
+pub use calculator::Calculator;
+pub use file_reader::FileReader;
+pub use format_converter::FormatConverter;
+pub use local_file_search::LocalFileSearch;
+pub use table_analyzer::TableAnalyzer;
 pub use workspace::Workspace;
 
 /// A skill's manifest, `skills/NAME.json`: what the model is told about it.
@@ -27,6 +37,15 @@ impl SkillError {
     pub fn new(message: impl Into<String>) -> Self {
         Self(message.into())
     }
+
+    /// The same error starting with the tool's name (`calculator: ...`), once.
+    pub fn in_tool(self, tool: &str) -> Self {
+        if self.0.starts_with(&format!("{tool}: ")) {
+            self
+        } else {
+            Self(format!("{tool}: {}", self.0))
+        }
+    }
 }
 
 pub trait Skill: Send + Sync {
@@ -44,5 +63,231 @@ pub trait Skill: Send + Sync {
 
 /// Every skill the agent has, in the order the tools schema lists them.
 pub fn all() -> Vec<std::sync::Arc<dyn Skill>> {
-    Vec::new()
+    vec![
+        std::sync::Arc::new(FileReader),
+        std::sync::Arc::new(Calculator),
+        std::sync::Arc::new(LocalFileSearch),
+        std::sync::Arc::new(TableAnalyzer),
+        std::sync::Arc::new(FormatConverter),
+    ]
+}
+
+/// Parses a manifest embedded with `include_str!`. A broken manifest is a bug caught by
+/// the tests below; at run time it degrades to a manifest whose description says what is
+/// wrong instead of crashing the agent.
+pub fn embedded_manifest(name: &str, json: &str) -> Manifest {
+    serde_json::from_str(json).unwrap_or_else(|err| Manifest {
+        name: name.to_string(),
+        description: format!("(broken manifest skills/{name}.json: {err})"),
+        parameters: serde_json::json!({"type": "object", "properties": {}}),
+    })
+}
+
+/// Formats a number the way a person writes it: rounded to 12 significant digits, so
+/// float noise disappears (`13.2`, not `13.200000000000001`), no trailing zeros.
+pub fn format_number(x: f64) -> String {
+    let rounded = round_significant(x);
+    if rounded == 0.0 {
+        // Also turns -0 into 0.
+        return "0".to_string();
+    }
+    // Plain digits read best, but not 300 of them.
+    if rounded.abs() >= 9_007_199_254_740_992.0 || rounded.abs() < 1e-6 {
+        return format!("{rounded:e}");
+    }
+    format!("{rounded}")
+}
+
+/// The JSON form of a number: an integer when it is one (`4`, not `4.0`), else the
+/// rounded float.
+pub fn number_value(x: f64) -> Value {
+    let rounded = round_significant(x);
+    // 2^53: beyond it not every integer is representable, keep the float.
+    if rounded.fract() == 0.0 && rounded.abs() < 9_007_199_254_740_992.0 {
+        return Value::from(rounded as i64);
+    }
+    serde_json::Number::from_f64(rounded).map(Value::Number).unwrap_or(Value::Null)
+}
+
+fn round_significant(x: f64) -> f64 {
+    // Exact integers carry no float noise, and rounding would change big ones.
+    if !x.is_finite() || (x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0) {
+        return x;
+    }
+    format!("{x:.11e}").parse().unwrap_or(x)
+}
+
+/// Reading tool arguments defensively: the tool layer has validated them against the
+/// schema, but a handler never trusts that and never panics on an odd value.
+pub mod args {
+    use serde_json::Value;
+
+    use super::SkillError;
+    use crate::protocol::Args;
+
+    fn present<'a>(args: &'a Args, name: &str) -> Option<&'a Value> {
+        args.get(name).filter(|v| !v.is_null())
+    }
+
+    /// An optional string argument (missing and `null` both mean absent).
+    pub fn opt_str<'a>(args: &'a Args, tool: &str, name: &str) -> Result<Option<&'a str>, SkillError> {
+        match present(args, name) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.as_str())),
+            Some(other) => Err(type_error(tool, name, "a string", other)),
+        }
+    }
+
+    /// A required string argument.
+    pub fn req_str<'a>(args: &'a Args, tool: &str, name: &str) -> Result<&'a str, SkillError> {
+        opt_str(args, tool, name)?
+            .ok_or_else(|| SkillError::new(format!("{tool}: missing required argument '{name}'")))
+    }
+
+    /// An optional non-negative integer; `5.0` counts as 5.
+    pub fn opt_u64(args: &Args, tool: &str, name: &str) -> Result<Option<u64>, SkillError> {
+        let Some(value) = present(args, name) else {
+            return Ok(None);
+        };
+        if let Some(n) = value.as_u64() {
+            return Ok(Some(n));
+        }
+        match value.as_f64() {
+            Some(f) if f >= 0.0 && f.fract() == 0.0 && f < 1e15 => Ok(Some(f as u64)),
+            _ => Err(type_error(tool, name, "a non-negative integer", value)),
+        }
+    }
+
+    /// An optional boolean.
+    pub fn opt_bool(args: &Args, tool: &str, name: &str) -> Result<Option<bool>, SkillError> {
+        match present(args, name) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(other) => Err(type_error(tool, name, "true or false", other)),
+        }
+    }
+
+    /// An optional list of strings; a single string is taken as a list of one.
+    pub fn opt_str_list(args: &Args, tool: &str, name: &str) -> Result<Option<Vec<String>>, SkillError> {
+        match present(args, name) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(vec![s.clone()])),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| match item {
+                    Value::String(s) => Ok(s.clone()),
+                    other => Err(type_error(tool, name, "a list of strings", other)),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(other) => Err(type_error(tool, name, "a list of strings", other)),
+        }
+    }
+
+    fn type_error(tool: &str, name: &str, expected: &str, got: &Value) -> SkillError {
+        let mut shown = got.to_string();
+        if shown.chars().count() > 60 {
+            shown = shown.chars().take(60).collect::<String>() + "...";
+        }
+        SkillError::new(format!("{tool}: argument '{name}' must be {expected}, got {shown}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn all_lists_the_five_skills_in_schema_order() {
+        let names: Vec<String> = all().iter().map(|s| s.manifest().name.clone()).collect();
+        assert_eq!(
+            names,
+            ["file_reader", "calculator", "local_file_search", "table_analyzer", "format_converter"]
+        );
+    }
+
+    #[test]
+    fn every_manifest_is_a_strict_object_schema() {
+        for skill in all() {
+            let m = skill.manifest();
+            assert!(!m.description.is_empty() && !m.description.contains("broken manifest"), "{}", m.name);
+            let p = &m.parameters;
+            assert_eq!(p["type"], "object", "{}", m.name);
+            assert_eq!(p["additionalProperties"], false, "{}", m.name);
+            let props = p["properties"].as_object().unwrap_or_else(|| panic!("{} properties", m.name));
+            for (key, prop) in props {
+                assert!(prop["type"].is_string(), "{}.{key} has a type", m.name);
+                assert!(prop["description"].as_str().is_some_and(|d| !d.is_empty()), "{}.{key}", m.name);
+            }
+            for req in p["required"].as_array().unwrap_or_else(|| panic!("{} required", m.name)) {
+                let req = req.as_str().unwrap_or_default();
+                assert!(props.contains_key(req), "{} requires unknown {req}", m.name);
+            }
+        }
+    }
+
+    #[test]
+    fn only_the_converter_is_not_parallel_safe() {
+        let flags: Vec<bool> = all().iter().map(|s| s.parallel_safe()).collect();
+        assert_eq!(flags, [true, true, true, true, false]);
+    }
+
+    #[test]
+    fn errors_name_their_tool_once() {
+        assert_eq!(SkillError::new("bad").in_tool("calculator"), SkillError::new("calculator: bad"));
+        assert_eq!(
+            SkillError::new("calculator: bad").in_tool("calculator"),
+            SkillError::new("calculator: bad")
+        );
+    }
+
+    #[test]
+    fn a_broken_manifest_degrades_without_panicking() {
+        let m = embedded_manifest("x", "{not json");
+        assert_eq!(m.name, "x");
+        assert!(m.description.contains("broken manifest skills/x.json"));
+    }
+
+    #[test]
+    fn numbers_are_formatted_without_float_noise() {
+        assert_eq!(format_number(3.14 * 5.0 - 2.5), "13.2");
+        assert_eq!(format_number(0.1 + 0.2), "0.3");
+        assert_eq!(format_number(-0.0), "0");
+        assert_eq!(format_number(1.0 / 3.0), "0.333333333333");
+        assert_eq!(format_number(2f64.powi(40)), "1099511627776");
+        assert_eq!(format_number(1e21), "1e21");
+        assert_eq!(format_number(-1.5e-7), "-1.5e-7");
+        assert_eq!(format_number(2f64.powi(52) + 1.0), "4503599627370497");
+        assert_eq!(format_number(1234567.891234567), "1234567.89123");
+        assert_eq!(number_value(4.0), json!(4));
+        assert_eq!(number_value(4503599627370497.0), json!(4503599627370497u64));
+        assert_eq!(number_value(13.200000000000001), json!(13.2));
+        assert_eq!(number_value(-2.5), json!(-2.5));
+    }
+
+    #[test]
+    fn args_are_read_defensively() {
+        let a: Args = serde_json::from_value(json!({
+            "s": "x", "n": 5.0, "neg": -1, "b": true, "l": ["a", "b"], "one": "c", "bad": [1], "nul": null
+        }))
+        .unwrap();
+        assert_eq!(args::req_str(&a, "t", "s"), Ok("x"));
+        assert_eq!(args::opt_str(&a, "t", "nul"), Ok(None));
+        assert_eq!(
+            args::req_str(&a, "t", "missing"),
+            Err(SkillError::new("t: missing required argument 'missing'"))
+        );
+        assert_eq!(
+            args::req_str(&a, "t", "n"),
+            Err(SkillError::new("t: argument 'n' must be a string, got 5.0"))
+        );
+        assert_eq!(args::opt_u64(&a, "t", "n"), Ok(Some(5)));
+        assert!(args::opt_u64(&a, "t", "neg").is_err());
+        assert_eq!(args::opt_bool(&a, "t", "b"), Ok(Some(true)));
+        assert_eq!(args::opt_str_list(&a, "t", "l"), Ok(Some(vec!["a".into(), "b".into()])));
+        assert_eq!(args::opt_str_list(&a, "t", "one"), Ok(Some(vec!["c".into()])));
+        assert!(args::opt_str_list(&a, "t", "bad").is_err());
+    }
 }

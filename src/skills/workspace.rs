@@ -51,7 +51,7 @@ impl Workspace {
     /// Relative paths start at the root; absolute ones must lie inside it.
     pub fn resolve_existing(&self, user_path: &str) -> Result<PathBuf, SkillError> {
         let root = self.canonical_root()?;
-        let normalized = self.normalize(&root, user_path)?;
+        let normalized = Self::normalize(&root, user_path)?;
         match fs::canonicalize(&normalized) {
             Ok(real) if real.starts_with(&root) => Ok(real),
             Ok(_) if normalized.starts_with(&root) => Err(SkillError::new(format!(
@@ -59,9 +59,9 @@ impl Workspace {
             ))),
             Ok(_) => Err(outside(user_path)),
             Err(_) if !normalized.starts_with(&root) => Err(outside(user_path)),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => Err(SkillError::new(format!(
-                "'{user_path}' does not exist in the workspace"
-            ))),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                Err(SkillError::new(format!("'{user_path}' does not exist in the workspace")))
+            }
             Err(err) => Err(SkillError::new(format!("cannot access '{user_path}': {}", io_reason(&err)))),
         }
     }
@@ -71,7 +71,12 @@ impl Workspace {
     /// `overwrite`. Returns the absolute target path; nothing is created.
     pub fn resolve_for_write(&self, user_path: &str, overwrite: bool) -> Result<PathBuf, SkillError> {
         let root = self.canonical_root()?;
-        let normalized = self.normalize(&root, user_path)?;
+        let normalized = Self::normalize(&root, user_path)?;
+        if normalized == root {
+            return Err(SkillError::new(format!(
+                "'{user_path}' is the workspace directory; give a file name to write"
+            )));
+        }
         let (Some(parent), Some(name)) = (normalized.parent(), normalized.file_name()) else {
             return Err(SkillError::new(format!("'{user_path}' is not a file path")));
         };
@@ -125,24 +130,29 @@ impl Workspace {
     /// Writes `contents` to `user_path` atomically (temp file in the same directory, then
     /// rename), creating missing parent directories inside the workspace. Refuses to
     /// replace an existing file unless `overwrite`. Returns the absolute path written.
-    pub fn write_text(&self, user_path: &str, contents: &str, overwrite: bool) -> Result<PathBuf, SkillError> {
+    pub fn write_text(
+        &self,
+        user_path: &str,
+        contents: &str,
+        overwrite: bool,
+    ) -> Result<PathBuf, SkillError> {
         let target = self.resolve_for_write(user_path, overwrite)?;
         let Some(dir) = target.parent() else {
             return Err(SkillError::new(format!("'{user_path}' is not a file path")));
         };
-        let write_error = |err: &io::Error| SkillError::new(format!("cannot write '{user_path}': {}", io_reason(err)));
+        let write_error =
+            |err: &io::Error| SkillError::new(format!("cannot write '{user_path}': {}", io_reason(err)));
         fs::create_dir_all(dir).map_err(|e| write_error(&e))?;
-        let mut temp = tempfile::Builder::new()
-            .prefix(".b4-write-")
-            .tempfile_in(dir)
-            .map_err(|e| write_error(&e))?;
+        let mut temp =
+            tempfile::Builder::new().prefix(".b4-write-").tempfile_in(dir).map_err(|e| write_error(&e))?;
         temp.write_all(contents.as_bytes()).map_err(|e| write_error(&e))?;
         temp.as_file().sync_all().map_err(|e| write_error(&e))?;
         #[cfg(unix)]
         {
             // Temp files are private (0600); the result is an ordinary user file.
             use std::os::unix::fs::PermissionsExt;
-            fs::set_permissions(temp.path(), fs::Permissions::from_mode(0o644)).map_err(|e| write_error(&e))?;
+            fs::set_permissions(temp.path(), fs::Permissions::from_mode(0o644))
+                .map_err(|e| write_error(&e))?;
         }
         let persisted = if overwrite { temp.persist(&target) } else { temp.persist_noclobber(&target) };
         match persisted {
@@ -180,12 +190,16 @@ impl Workspace {
     /// [`Workspace::new`]) is still checked against its real location.
     fn canonical_root(&self) -> Result<PathBuf, SkillError> {
         fs::canonicalize(&self.root).map_err(|err| {
-            SkillError::new(format!("workspace '{}' is not accessible: {}", self.root.display(), io_reason(&err)))
+            SkillError::new(format!(
+                "workspace '{}' is not accessible: {}",
+                self.root.display(),
+                io_reason(&err)
+            ))
         })
     }
 
     /// Joins a user path onto the root and removes `.` and `..` without touching the disk.
-    fn normalize(&self, root: &Path, user_path: &str) -> Result<PathBuf, SkillError> {
+    fn normalize(root: &Path, user_path: &str) -> Result<PathBuf, SkillError> {
         let trimmed = user_path.trim();
         if trimmed.is_empty() {
             return Err(SkillError::new("path is empty; give a path inside the workspace"));
@@ -261,7 +275,9 @@ fn outside(user_path: &str) -> SkillError {
 }
 
 fn already_exists(user_path: &str) -> SkillError {
-    SkillError::new(format!("'{user_path}' already exists; not overwriting it (set overwrite to true to replace it)"))
+    SkillError::new(format!(
+        "'{user_path}' already exists; not overwriting it (set overwrite to true to replace it)"
+    ))
 }
 
 fn too_large(shown: &str, len: u64, max_bytes: u64) -> SkillError {
@@ -328,7 +344,13 @@ mod tests {
     #[test]
     fn escapes_are_refused_with_the_path_named() {
         let s = setup();
-        for path in ["../secret.txt", "../nope.txt", "docs/../../secret.txt", s.outside.to_str().unwrap(), "/etc/passwd"] {
+        for path in [
+            "../secret.txt",
+            "../nope.txt",
+            "docs/../../secret.txt",
+            s.outside.to_str().unwrap(),
+            "/etc/passwd",
+        ] {
             let e = err(s.ws.resolve_existing(path));
             assert!(e.contains(&format!("path '{path}' is outside the workspace")), "{path}: {e}");
             let e = err(s.ws.resolve_for_write(path, true));
@@ -356,7 +378,10 @@ mod tests {
     #[test]
     fn missing_and_empty_paths_are_clear_errors() {
         let s = setup();
-        assert_eq!(err(s.ws.resolve_existing("docs/nope.txt")), "'docs/nope.txt' does not exist in the workspace");
+        assert_eq!(
+            err(s.ws.resolve_existing("docs/nope.txt")),
+            "'docs/nope.txt' does not exist in the workspace"
+        );
         assert_eq!(err(s.ws.resolve_existing("  ")), "path is empty; give a path inside the workspace");
         assert_eq!(err(s.ws.resolve_existing("a\0b")), "path contains a NUL character");
     }
@@ -373,8 +398,14 @@ mod tests {
             err(s.ws.read_text("bin.dat")),
             "'bin.dat' looks like a binary file (it contains NUL bytes); only text files can be read"
         );
-        assert_eq!(err(s.ws.read_text("latin1.txt")), "'latin1.txt' is not valid UTF-8 text (bad byte at offset 3)");
-        assert_eq!(err(s.ws.read_text("big.txt")), "'big.txt' is too large (2049 KiB; the limit is 2048 KiB)");
+        assert_eq!(
+            err(s.ws.read_text("latin1.txt")),
+            "'latin1.txt' is not valid UTF-8 text (bad byte at offset 3)"
+        );
+        assert_eq!(
+            err(s.ws.read_text("big.txt")),
+            "'big.txt' is too large (2049 KiB; the limit is 2048 KiB)"
+        );
         assert_eq!(err(s.ws.read_text("docs")), "'docs' is a directory, not a file");
         assert_eq!(err(s.ws.read_text("nope.txt")), "'nope.txt' does not exist in the workspace");
         assert_eq!(
@@ -396,10 +427,14 @@ mod tests {
         assert_eq!(fs::read_to_string(&path).unwrap(), "a,b\n");
         s.ws.write_text("out/new/表.csv", "changed", true).unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "changed");
-        assert_eq!(err(s.ws.write_text("docs", "x", true)), "'docs' is a directory; give a file name to write");
+        assert_eq!(
+            err(s.ws.write_text("docs", "x", true)),
+            "'docs' is a directory; give a file name to write"
+        );
         assert!(err(s.ws.write_text("docs/a.txt/x", "x", true)).contains("cannot write 'docs/a.txt/x'"));
         // No temp files are left behind.
-        let names: Vec<_> = fs::read_dir(s.ws.root.join("out/new")).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> =
+            fs::read_dir(s.ws.root.join("out/new")).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, vec![std::ffi::OsString::from("表.csv")]);
     }
 }
