@@ -126,18 +126,25 @@ fn summarize(results: &[&crate::protocol::ToolMessage]) -> AiMessage {
     if combined.is_empty() {
         return AiMessage::answer("三条中文要点如下：\n1. 工具结果未提供可提取内容");
     }
-    AiMessage::answer(format!("三条中文要点如下：\n{}", three_points(&combined.join("\n"))))
+    AiMessage::answer(format!("三条中文要点如下：\n{}", key_points(&combined)))
 }
 
-/// The first three non-empty lines (or sentences), numbered.
-fn three_points(text: &str) -> String {
-    let points: Vec<&str> = text
-        .lines()
+/// The sentences (or lines) of a text, cleaned of Markdown bullets.
+fn sentences(text: &str) -> Vec<&str> {
+    text.lines()
         .flat_map(|line| line.split_inclusive(['。', '！', '？']))
         .map(|s| s.trim().trim_start_matches(['#', '-', '*', ' ']).trim())
         .filter(|s| !s.is_empty())
-        .take(3)
-        .collect();
+        .collect()
+}
+
+/// One point from every result, then more from the first ones until there are three;
+/// numbered.
+fn key_points(results: &[String]) -> String {
+    let per_result: Vec<Vec<&str>> = results.iter().map(|r| sentences(r)).collect();
+    let mut points: Vec<&str> = per_result.iter().filter_map(|s| s.first().copied()).collect();
+    let rest = per_result.iter().flat_map(|s| s.iter().skip(1).copied());
+    points.extend(rest.take(3usize.saturating_sub(points.len())));
     points.iter().enumerate().map(|(i, p)| format!("{}. {p}", i + 1)).collect::<Vec<_>>().join("\n")
 }
 
@@ -289,6 +296,9 @@ mod tests {
         let ok = crate::protocol::ToolMessage::success(&c1, json!({"content": "第一句。第二句。\n第三行\n第四行"}));
         let (ai, _) = mock_decide(&[Message::user("q"), Message::Tool(ok.clone())], Phase::React);
         assert_eq!(ai.content, "三条中文要点如下：\n1. 第一句。\n2. 第二句。\n3. 第三行");
+        let calc = crate::protocol::ToolMessage::success(&c1, json!({"content": "2 + 2 = 4"}));
+        let (ai, _) = mock_decide(&[Message::user("q"), Message::Tool(ok.clone()), Message::Tool(calc)], Phase::React);
+        assert_eq!(ai.content, "三条中文要点如下：\n1. 第一句。\n2. 2 + 2 = 4\n3. 第二句。");
         let bad = crate::protocol::ToolMessage::error(&c1, "file not found: x.txt");
         let (ai, _) = mock_decide(&[Message::user("q"), Message::Tool(ok), Message::Tool(bad)], Phase::React);
         assert_eq!(ai.content, "工具调用失败，无法完成请求：file not found: x.txt");

@@ -1,0 +1,214 @@
+//! The `b4` binary as a user runs it: decide on the seed inputs, chat on the six bench
+//! cases with the mock brain through the real skills, tool, schema, and bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn b4(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_b4")).args(args).current_dir(repo()).output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A temp workspace with the repo's docs, data and memory.
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["docs", "data", "memory"] {
+        copy_dir(&repo().join(sub), &dir.path().join(sub));
+    }
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn schema_file_is_what_b4_schema_prints() {
+    let out = b4(&["schema"]);
+    assert!(out.status.success());
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let committed: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo().join("data/messages/tools_schema_basic.json")).unwrap()).unwrap();
+    assert_eq!(printed, committed, "run: b4 schema > data/messages/tools_schema_basic.json");
+    let names: Vec<&str> = printed.as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, vec!["file_reader", "calculator", "local_file_search", "table_analyzer", "format_converter"]);
+}
+
+#[test]
+fn decide_writes_both_files_for_every_seed_input() {
+    let out_root = tempfile::tempdir().unwrap();
+    let cases = [
+        ("messages_no_tool", "mock"),
+        ("messages_with_tool", "mock"),
+        ("messages_multi_tool", "mock"),
+        ("messages_plan_input", "plan_execute"),
+        ("messages_plan_with_results", "plan_execute"),
+    ];
+    for (name, mode) in cases {
+        let outdir = out_root.path().join(name);
+        let messages = format!("data/messages/{name}.json");
+        let mut args = vec![
+            "decide",
+            "--model_config",
+            "configs/model.yaml",
+            "--messages",
+            &messages,
+            "--tools_schema",
+            "data/messages/tools_schema_basic.json",
+            "--mode",
+            mode,
+            "--outdir",
+            outdir.to_str().unwrap(),
+        ];
+        if mode == "plan_execute" {
+            args.extend(["--model_name", "mock"]);
+        }
+        let out = b4(&args);
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        let ai: Value = serde_json::from_str(&std::fs::read_to_string(outdir.join("ai_message.json")).unwrap()).unwrap();
+        let raw: Value = serde_json::from_str(&std::fs::read_to_string(outdir.join("raw_model_output.json")).unwrap()).unwrap();
+        assert_eq!(ai["role"], "assistant");
+        assert_eq!(raw["status"], "success");
+        assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap(), ai);
+        let calls = ai["tool_calls"].as_array().unwrap();
+        match name {
+            // The seeds' three tasks: three calls in one turn.
+            "messages_multi_tool" => {
+                let names: Vec<&str> = calls.iter().map(|c| c["name"].as_str().unwrap()).collect();
+                assert_eq!(names, vec!["file_reader", "calculator", "local_file_search"]);
+                assert_eq!(calls[1]["args"]["expression"], "3.14 * 5");
+            }
+            "messages_with_tool" => assert_eq!(calls[0]["args"]["path"], "docs/agent_intro.txt"),
+            "messages_plan_input" => {
+                assert_eq!(raw["phase"], "plan");
+                assert_eq!(raw["plan"]["plan"].as_array().unwrap().len(), calls.len());
+            }
+            "messages_plan_with_results" => {
+                assert_eq!(raw["phase"], "step");
+                assert!(calls.is_empty());
+                assert!(ai["content"].as_str().unwrap().starts_with("三条中文要点如下："));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The user question of a bench case.
+fn question(case: &str) -> String {
+    let value: Value = serde_json::from_str(&std::fs::read_to_string(repo().join("data/bench_cases").join(case)).unwrap()).unwrap();
+    let messages = value["messages"].as_array().unwrap();
+    messages.iter().rev().find(|m| m["role"] == "user").unwrap()["content"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn chat_runs_each_bench_case_to_a_final_answer_through_the_real_skills() {
+    let ws = workspace();
+    let expectations: [(&str, &[&str], &str); 6] = [
+        ("case_file_read.json", &["file_reader"], "1. Agent 系统通常由模型、工具、记忆和执行循环组成。"),
+        ("case_calculator.json", &["calculator"], "1. 3.14 * 5 - 2.5 = 13.2"),
+        ("case_file_search.json", &["local_file_search"], "matches for 'Agent'"),
+        ("case_multi_tool.json", &["file_reader", "calculator", "local_file_search"], "2. 3.14 * 5 = 15.7"),
+        ("case_direct_answer.json", &["file_reader", "local_file_search"], "三条中文要点如下："),
+        ("case_table_analyzer.json", &["table_analyzer"], "data/sample.csv: 12 rows, 5 columns"),
+    ];
+    for (case, tools, answer_part) in expectations {
+        let q = question(case);
+        let out = b4(&["chat", "--model_name", "mock", "--json", "--workspace", ws.path().to_str().unwrap(), &q]);
+        assert!(out.status.success(), "{case}: {}", text(&out.stderr));
+        let events: Vec<Value> = text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let called: Vec<&str> = events
+            .iter()
+            .filter(|e| e["event"] == "tool_finished")
+            .map(|e| {
+                assert_eq!(e["result"]["status"], "success", "{case}: {e}");
+                e["call"]["name"].as_str().unwrap()
+            })
+            .collect();
+        assert_eq!(called, tools, "{case}");
+        let answer = events.iter().find(|e| e["event"] == "final_answer").unwrap()["content"].as_str().unwrap();
+        assert!(answer.contains(answer_part), "{case}: {answer}");
+        assert_eq!(events.last().unwrap(), &serde_json::json!({"event": "finished", "reason": "final_answer"}));
+    }
+    // Every finished conversation was appended to memory.
+    let history = std::fs::read_to_string(ws.path().join("memory/history.md")).unwrap();
+    assert_eq!(history.matches("**Question**").count(), 6, "{history}");
+}
+
+#[test]
+fn tool_command_runs_one_call_and_exits_by_status() {
+    let ok = b4(&["tool", "calculator", r#"{"expression":"3.14 * 5 - 2.5"}"#]);
+    assert!(ok.status.success());
+    let msg: Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert_eq!(msg["status"], "success");
+    let body: Value = serde_json::from_str(msg["content"].as_str().unwrap()).unwrap();
+    assert_eq!(body["output"]["result"], serde_json::json!(13.2));
+
+    let escape = b4(&["tool", "file_reader", r#"{"path":"../../etc/passwd"}"#]);
+    assert_eq!(escape.status.code(), Some(1));
+    let msg: Value = serde_json::from_slice(&escape.stdout).unwrap();
+    assert_eq!(msg["status"], "error");
+}
+
+#[test]
+fn bad_input_is_one_clear_error_line_and_a_nonzero_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad_json = dir.path().join("bad.json");
+    std::fs::write(&bad_json, "[{\"role\":\"user\",\"content\":\"hi\"}, {\"role\":\"robot\"}]").unwrap();
+    let not_json = dir.path().join("not.json");
+    std::fs::write(&not_json, "{oops").unwrap();
+    let outdir = dir.path().join("out");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["decide", "--messages", "nope.json", "--tools_schema", "data/messages/tools_schema_basic.json", "--mode", "mock"],
+            "nope.json: cannot read",
+        ),
+        (
+            vec!["decide", "--messages", bad_json.to_str().unwrap(), "--tools_schema", "data/messages/tools_schema_basic.json", "--mode", "mock"],
+            "message 1: unknown role \"robot\"",
+        ),
+        (
+            vec!["decide", "--messages", not_json.to_str().unwrap(), "--tools_schema", "data/messages/tools_schema_basic.json", "--mode", "mock"],
+            "not.json: not valid JSON",
+        ),
+        (
+            vec!["decide", "--messages", "data/messages/messages_no_tool.json", "--tools_schema", not_json.to_str().unwrap(), "--mode", "mock"],
+            "not.json: not valid JSON",
+        ),
+        (vec!["chat", "--model_name", "gpt-9", "hi"], "unknown model_name 'gpt-9'. Available: mock, qwen-0.5b, qwen-1.5b"),
+        (vec!["tool", "nope", "{}"], "unknown tool 'nope'"),
+        (vec!["tool", "calculator", "[1]"], "arguments: expected a JSON object"),
+        (vec!["chat", "--workspace", "/definitely/missing", "--model_name", "mock", "hi"], "workspace /definitely/missing"),
+        (vec!["memory", "show", "../Cargo.toml"], "error: "),
+    ];
+    for (mut args, expected) in cases {
+        if args[0] == "decide" {
+            args.extend(["--outdir", outdir.to_str().unwrap()]);
+        }
+        let out = b4(&args);
+        let stderr = text(&out.stderr);
+        let stdout = text(&out.stdout);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(stderr.contains(expected) || stdout.contains(expected), "{args:?}: {stderr}{stdout}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        let error_lines = stderr.lines().filter(|l| l.starts_with("error")).count();
+        assert!(error_lines <= 1, "{args:?}: {stderr}");
+    }
+}
