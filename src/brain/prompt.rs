@@ -313,3 +313,204 @@ fn user(content: String) -> Value {
 fn trailing_tool_messages(messages: &[Message]) -> usize {
     messages.iter().rev().take_while(|m| matches!(m, Message::Tool(_))).count()
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn tools() -> Vec<Value> {
+        serde_json::from_str(include_str!("../../tests/fixtures/outputs/tools.json")).unwrap()
+    }
+
+    fn call(id: &str, name: &str, args: Value) -> ToolCall {
+        let Value::Object(args) = args else { panic!("args must be an object") };
+        ToolCall { id: id.into(), name: name.into(), args }
+    }
+
+    /// A question, a decision with two calls, and their two results.
+    fn after_two_calls() -> Vec<Message> {
+        let read = call("call_001", "file_reader", json!({"path": "docs/agent_intro.txt"}));
+        let calc = call("call_002", "calculator", json!({"expression": "3.14 * 5"}));
+        vec![
+            Message::user("读文件并计算 3.14 * 5"),
+            Message::Assistant(AiMessage::calls(vec![read.clone(), calc.clone()])),
+            Message::Tool(ToolMessage::success(&read, json!({"content": "Agent 系统"}))),
+            Message::Tool(ToolMessage::success(&calc, json!({"content": "15.7"}))),
+        ]
+    }
+
+    const FILE_READER: &str = r#"{"name":"file_reader","description":"Read a local text file.","parameters":{"type":"object","properties":{"path":{"type":"string"},"max_chars":{"type":"integer"}},"required":["path"]}}"#;
+    const CALCULATOR: &str = r#"{"name":"calculator","description":"Evaluate an arithmetic expression.","parameters":{"type":"object","properties":{"expression":{"type":"string"}},"required":["expression"]}}"#;
+
+    fn seeds_envelope_prompt() -> String {
+        format!(
+            "You are a local tool agent. Answer ONLY with one JSON object and nothing else.\n\
+Valid schema A (final answer, no tools needed):\n\
+{{\"content\":\"final answer text\",\"tool_calls\":[]}}\n\
+Valid schema B (call one or more tools, content must be empty):\n\
+{{\"content\":\"\",\"tool_calls\":[{{\"id\":\"call_001\",\"name\":\"file_reader\",\"args\":{{\"path\":\"docs/agent_intro.txt\",\"max_chars\":2000}}}},{{\"id\":\"call_002\",\"name\":\"calculator\",\"args\":{{\"expression\":\"2+2\"}}}}]}}\n\
+You may include zero, one, or multiple tool_calls in the array. Use only the tools listed below, with their parameter names.\n\
+Available tools:\n{FILE_READER}\n{CALCULATOR}"
+        )
+    }
+
+    #[test]
+    fn prompt_json_injects_the_seeds_prompt_merged_with_the_users_system_message() {
+        let messages = vec![Message::system("记住：用户叫小王。"), Message::user("阅读 docs/agent_intro.txt")];
+        let built = build(&messages, &tools()[..2], Phase::React, ToolCalling::PromptJson, Reminder::None);
+        assert_eq!(
+            built,
+            PromptInput {
+                messages: vec![
+                    json!({"role": "system", "content": format!("{}\n\n记住：用户叫小王。", seeds_envelope_prompt())}),
+                    json!({"role": "user", "content": "阅读 docs/agent_intro.txt"}),
+                ],
+                tools: None,
+            }
+        );
+    }
+
+    #[test]
+    fn prompt_json_renders_decisions_as_envelopes_and_counts_the_tool_results() {
+        let built = build(&after_two_calls(), &tools()[..2], Phase::React, ToolCalling::PromptJson, Reminder::None);
+        assert_eq!(
+            built,
+            PromptInput {
+                messages: vec![
+                    json!({"role": "system", "content": seeds_envelope_prompt()}),
+                    json!({"role": "user", "content": "读文件并计算 3.14 * 5"}),
+                    json!({"role": "assistant", "content": r#"{"content":"","tool_calls":[{"id":"call_001","name":"file_reader","args":{"path":"docs/agent_intro.txt"}},{"id":"call_002","name":"calculator","args":{"expression":"3.14 * 5"}}]}"#}),
+                    json!({"role": "tool", "name": "file_reader", "content": r#"{"status":"success","output":{"content":"Agent 系统"}}"#}),
+                    json!({"role": "tool", "name": "calculator", "content": r#"{"status":"success","output":{"content":"15.7"}}"#}),
+                    json!({"role": "user", "content": "Answer ONLY with one JSON object (schema A or schema B). The last 2 ToolMessage(s) contain tool results. If they provide the requested information, answer with schema A now and set \"tool_calls\" to exactly []. Do not repeat the completed tool calls."}),
+                ],
+                tools: None,
+            }
+        );
+    }
+
+    #[test]
+    fn the_exclusive_retry_only_appends_a_message() {
+        let first = build(&after_two_calls(), &tools(), Phase::React, ToolCalling::PromptJson, Reminder::None);
+        let retry = build(&after_two_calls(), &tools(), Phase::React, ToolCalling::PromptJson, Reminder::Exclusive);
+        // The retry extends the first prompt, so the model reuses all of it.
+        let mut expected = first.messages.clone();
+        expected.push(json!({"role": "user", "content": "content and tool_calls are exclusive: either schema A (final answer text and \"tool_calls\":[]) or schema B (\"content\":\"\" and tool calls), never both. Answer again with ONLY one JSON object."}));
+        assert_eq!(retry, PromptInput { messages: expected, tools: None });
+    }
+
+    #[test]
+    fn builtin_passes_messages_as_they_are_and_tools_to_the_template() {
+        let mut messages = vec![Message::system("You are helpful.")];
+        messages.extend(after_two_calls());
+        let built = build(&messages, &tools(), Phase::React, ToolCalling::Builtin, Reminder::None);
+        assert_eq!(
+            built,
+            PromptInput {
+                messages: vec![
+                    json!({"role": "system", "content": "You are helpful."}),
+                    json!({"role": "user", "content": "读文件并计算 3.14 * 5"}),
+                    json!({"role": "assistant", "content": "", "tool_calls": [
+                        {"type": "function", "function": {"name": "file_reader", "arguments": {"path": "docs/agent_intro.txt"}}},
+                        {"type": "function", "function": {"name": "calculator", "arguments": {"expression": "3.14 * 5"}}},
+                    ]}),
+                    json!({"role": "tool", "name": "file_reader", "content": r#"{"status":"success","output":{"content":"Agent 系统"}}"#}),
+                    json!({"role": "tool", "name": "calculator", "content": r#"{"status":"success","output":{"content":"15.7"}}"#}),
+                ],
+                tools: Some(tools()),
+            }
+        );
+        let retry = build(&messages, &tools(), Phase::React, ToolCalling::Builtin, Reminder::Exclusive);
+        assert_eq!(
+            retry.messages.last(),
+            Some(&json!({"role": "user", "content": "content and tool calls are exclusive: either answer with the final answer text alone, or call tools with no other text, never both. Answer again."}))
+        );
+        assert_eq!(retry.messages.len(), built.messages.len() + 1);
+    }
+
+    #[test]
+    fn plan_phase_uses_the_plan_prompt() {
+        let messages = vec![Message::user("总结文档并计算 3.14 * 5")];
+        let built = build(&messages, &tools()[..2], Phase::Plan, ToolCalling::PromptJson, Reminder::None);
+        let plan_prompt = format!(
+            "You are a local tool agent. First make a plan. Answer ONLY with one JSON object and nothing else:\n\
+{{\"reasoning\":\"why these steps\",\"plan\":[{{\"step\":1,\"description\":\"Read the document\",\"tool_call\":{{\"name\":\"file_reader\",\"args\":{{\"path\":\"docs/agent_intro.txt\",\"max_chars\":2000}}}}}},{{\"step\":2,\"description\":\"Compute the expression\",\"tool_call\":{{\"name\":\"calculator\",\"args\":{{\"expression\":\"2+2\"}}}}}}]}}\n\
+One step per tool call, in the order they should run. If no tool is needed, answer with {{\"content\":\"final answer text\",\"tool_calls\":[]}} instead. Use only the tools listed below, with their parameter names.\n\
+Available tools:\n{FILE_READER}\n{CALCULATOR}"
+        );
+        assert_eq!(
+            built,
+            PromptInput {
+                messages: vec![
+                    json!({"role": "system", "content": plan_prompt}),
+                    json!({"role": "user", "content": "总结文档并计算 3.14 * 5"}),
+                ],
+                tools: None,
+            }
+        );
+    }
+
+    #[test]
+    fn builtin_plan_leaves_the_tool_list_to_the_template() {
+        let messages = vec![Message::user("总结文档")];
+        let built = build(&messages, &tools(), Phase::Plan, ToolCalling::Builtin, Reminder::None);
+        let system = built.messages.first().and_then(|m| m["content"].as_str()).unwrap();
+        assert!(system.starts_with("You are a local tool agent. First make a plan."), "{system}");
+        assert!(system.ends_with("Use only the given tools, with their parameter names."), "{system}");
+        assert!(!system.contains("Available tools"), "{system}");
+        assert_eq!(built.tools, Some(tools()));
+    }
+
+    #[test]
+    fn step_phase_shares_the_react_system_prompt_and_asks_to_continue_or_finish() {
+        for way in [ToolCalling::PromptJson, ToolCalling::Builtin] {
+            let step = build(&after_two_calls(), &tools(), Phase::Step, way, Reminder::None);
+            let react_prompt = build(&after_two_calls()[..1], &tools(), Phase::React, ToolCalling::PromptJson, Reminder::None);
+            if way == ToolCalling::PromptJson {
+                assert_eq!(step.messages.first(), react_prompt.messages.first());
+            }
+            assert_eq!(
+                step.messages.last(),
+                Some(&json!({"role": "user", "content": "Answer ONLY with one JSON object (schema A or schema B). The last 2 ToolMessage(s) contain the results of the plan steps done so far. If work remains, call the tools for it with schema B; if the task is done, answer with schema A and set \"tool_calls\" to exactly []. Do not repeat the completed tool calls."}))
+            );
+            // Envelope style whatever the way: the decision is its JSON text.
+            assert_eq!(
+                step.messages.get(2).and_then(|m| m["content"].as_str()).map(|c| c.starts_with("{\"content\":\"\",\"tool_calls\":[")),
+                Some(true)
+            );
+        }
+    }
+
+    #[test]
+    fn the_schema_b_example_only_names_tools_the_model_has() {
+        let search = tools().into_iter().filter(|t| t["function"]["name"] == "local_file_search").collect::<Vec<_>>();
+        let built = build(&[Message::user("搜索 Agent")], &search, Phase::React, ToolCalling::PromptJson, Reminder::None);
+        let system = built.messages.first().and_then(|m| m["content"].as_str()).unwrap();
+        assert!(
+            system.contains(r#"{"content":"","tool_calls":[{"id":"call_001","name":"local_file_search","args":{"query":"..."}}]}"#),
+            "{system}"
+        );
+        assert!(!system.contains("file_reader"), "{system}");
+
+        let none = build(&[Message::user("你好")], &[], Phase::React, ToolCalling::PromptJson, Reminder::None);
+        assert_eq!(
+            none.messages.first(),
+            Some(&json!({"role": "system", "content": "You are a local tool agent. Answer ONLY with one JSON object and nothing else.\nValid schema A (final answer, no tools needed):\n{\"content\":\"final answer text\",\"tool_calls\":[]}\nNo tools are available: always answer with schema A."}))
+        );
+    }
+
+    #[test]
+    fn no_reminder_when_the_conversation_does_not_end_with_tool_results() {
+        let mut messages = after_two_calls();
+        messages.push(Message::Assistant(AiMessage::answer("Agent 系统；15.7")));
+        messages.push(Message::user("谢谢"));
+        let built = build(&messages, &tools(), Phase::React, ToolCalling::PromptJson, Reminder::None);
+        assert_eq!(built.messages.last(), Some(&json!({"role": "user", "content": "谢谢"})));
+        assert_eq!(
+            built.messages.get(5),
+            Some(&json!({"role": "assistant", "content": r#"{"content":"Agent 系统；15.7","tool_calls":[]}"#}))
+        );
+    }
+}
