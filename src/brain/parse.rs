@@ -343,11 +343,11 @@ fn strict_json(text: &str, _: &Ctx) -> Option<Result<Found, String>> {
     if !starts_json(text) {
         return None;
     }
-    Some(match serde_json::from_str::<Value>(text) {
-        Ok(value) => interpret(vec![value], "")
-            .ok_or_else(|| "JSON that is neither a decision, a tool call nor a plan".to_string()),
-        Err(e) => Err(json_error(&e)),
-    })
+    match serde_json::from_str::<Value>(text) {
+        // Valid JSON of another shape is data the model answered with, not a decision.
+        Ok(value) => interpret(vec![value], "").map(Ok),
+        Err(e) => Some(Err(json_error(&e))),
+    }
 }
 
 /// Qwen3-Coder / Qwen3.5 native calls:
@@ -377,7 +377,7 @@ fn qwen_xml(text: &str, ctx: &Ctx) -> Option<Result<Found, String>> {
         calls.push(xml_call(name, body, closed, ctx));
     }
     let content = remove_blocks(&remove_blocks(text, "<tool_call>", "</tool_call>"), OPEN, CLOSE);
-    let content = content.replace("</tool_call>", "").trim().to_string();
+    let content = strip_fence_markers(&content.replace("</tool_call>", "")).trim().to_string();
     if calls.iter().all(Result::is_err) {
         let reason = calls.into_iter().find_map(Result::err).unwrap_or_default();
         return Some(Err(reason));
@@ -452,10 +452,10 @@ fn hermes(text: &str, _: &Ctx) -> Option<Result<Found, String>> {
     let mut calls = Vec::new();
     for (n, (_, inner, _)) in blocks.iter().enumerate() {
         let inner = strip_fence_markers(&text[inner.clone()]);
-        let scan = scan_json(&inner, true);
+        let scan = scan_json(&inner, true, |v| !tagged_calls(v).is_empty());
         let before = calls.len();
         for (value, _) in scan.values {
-            calls.extend(shape_calls(&value));
+            calls.extend(tagged_calls(&value));
         }
         if calls.len() == before {
             let why = scan.first_error.unwrap_or_else(|| "no tool call in it".into());
@@ -467,7 +467,7 @@ fn hermes(text: &str, _: &Ctx) -> Option<Result<Found, String>> {
         return Some(Err(reason));
     }
     let content = remove_blocks(text, "<tool_call>", "</tool_call>").replace("</tool_call>", "");
-    Some(Ok(Found { content: content.trim().to_string(), calls, plan: None }))
+    Some(Ok(Found { content: strip_fence_markers(&content).trim().to_string(), calls, plan: None }))
 }
 
 /// JSON in Markdown fences (```json or bare ```), one or many: an envelope, a single call
@@ -486,22 +486,24 @@ fn fenced_json(text: &str, _: &Ctx) -> Option<Result<Found, String>> {
     let mut values = Vec::new();
     let mut first_error = None;
     for block in &blocks {
-        let scan = scan_json(block.inner, false);
+        let scan = scan_json(block.inner, false, has_shape);
         if scan.values.is_empty() {
             first_error = first_error.or(scan.first_error);
         }
         values.extend(scan.values.into_iter().map(|(v, _)| v));
     }
     let outside = cut_out(text, blocks.iter().map(|b| b.outer.clone()));
-    Some(interpret(values, &outside).ok_or_else(|| {
-        first_error.unwrap_or_else(|| "a fenced JSON block with no decision in it".into())
-    }))
+    // Well-formed JSON of another shape is an example in an answer, not a decision.
+    match interpret(values, &outside) {
+        Some(found) => Some(Ok(found)),
+        None => first_error.map(Err),
+    }
 }
 
 /// JSON cut off at the end of the output (max_new_tokens, a dropped closing brace),
 /// closed when it broke off between values.
 fn closed_json(text: &str, _: &Ctx) -> Option<Result<Found, String>> {
-    let scan = scan_json(text, true);
+    let scan = scan_json(text, true, has_shape);
     if !scan.repaired {
         return scan.cut_off.then(|| Err("JSON cut off before its end".into()));
     }
@@ -513,7 +515,7 @@ fn closed_json(text: &str, _: &Ctx) -> Option<Result<Found, String>> {
 /// JSON anywhere in the text (the seeds' raw_decode scan): the first envelope or plan, or
 /// every bare call.
 fn json_in_text(text: &str, _: &Ctx) -> Option<Result<Found, String>> {
-    let scan = scan_json(text, false);
+    let scan = scan_json(text, false, has_shape);
     let (values, spans): (Vec<Value>, Vec<Range<usize>>) = scan.values.into_iter().unzip();
     let outside = cut_out(text, spans.into_iter());
     interpret(values, &outside).map(Ok)
@@ -528,6 +530,10 @@ enum Shape<'a> {
     Steps(&'a [Value]),
     Call(&'a Map<String, Value>),
     Calls(&'a [Value]),
+}
+
+fn has_shape(value: &Value) -> bool {
+    classify(value).is_some()
 }
 
 fn classify(value: &Value) -> Option<Shape<'_>> {
@@ -552,7 +558,16 @@ fn classify(value: &Value) -> Option<Shape<'_>> {
     }
 }
 
+/// A call written bare in text: a name and its arguments. An object with only a `name`
+/// (`{"name": "Alice", "age": 3}` in an answer) is data, not a call.
 fn is_call(obj: &Map<String, Value>) -> bool {
+    names_a_tool(obj)
+        && (obj.get("function").is_some_and(Value::is_object)
+            || ["arguments", "args", "parameters"].iter().any(|k| obj.contains_key(*k)))
+}
+
+/// Inside `<tool_call>` the tag says it is a call: a name is enough.
+fn names_a_tool(obj: &Map<String, Value>) -> bool {
     obj.get("name").is_some_and(Value::is_string)
         || obj.get("function").is_some_and(|f| f.is_string() || f.get("name").is_some())
 }
@@ -586,6 +601,16 @@ fn interpret(values: Vec<Value>, outside: &str) -> Option<Found> {
     }
     let calls: Vec<_> = values.iter().flat_map(shape_calls).collect();
     (!calls.is_empty()).then(|| Found { content: prose(outside), calls, plan: None })
+}
+
+/// The calls in a `<tool_call>` block's JSON: objects naming a tool, alone or in an array.
+fn tagged_calls(value: &Value) -> Vec<Result<ToolCall, String>> {
+    let objects: Vec<&Map<String, Value>> = match value {
+        Value::Object(obj) => vec![obj],
+        Value::Array(items) => items.iter().filter_map(Value::as_object).collect(),
+        _ => Vec::new(),
+    };
+    objects.into_iter().filter(|o| names_a_tool(o)).map(decode_call).collect()
 }
 
 /// The calls in a bare call or array of calls.
@@ -689,11 +714,7 @@ fn text_of(value: Option<&Value>) -> String {
 /// Text around bare calls, as content; fence markers dropped, and debris of a broken JSON
 /// wrapper (braces) is no answer.
 fn prose(outside: &str) -> String {
-    let kept: Vec<&str> = outside
-        .lines()
-        .filter(|line| !line.trim_start().starts_with("```"))
-        .collect();
-    let text = kept.join("\n").trim().to_string();
+    let text = strip_fence_markers(outside).trim().to_string();
     if text.contains('{') || text.contains('}') || text.contains("\"tool_calls\"") {
         return String::new();
     }
@@ -714,7 +735,7 @@ fn starts_json(text: &str) -> bool {
 }
 
 struct Scan {
-    /// Decoded values that have a decision's shape, with their byte spans.
+    /// Decoded values that `keep` accepted, with their byte spans.
     values: Vec<(Value, Range<usize>)>,
     /// The last value was cut off and has been closed.
     repaired: bool,
@@ -724,8 +745,8 @@ struct Scan {
 }
 
 /// Decodes every JSON object (or array of objects) in the text, left to right, skipping
-/// what does not decode or has no decision's shape.
-fn scan_json(text: &str, repair: bool) -> Scan {
+/// what does not decode or `keep` refuses (objects inside a refused value are tried).
+fn scan_json(text: &str, repair: bool, keep: fn(&Value) -> bool) -> Scan {
     let mut scan = Scan { values: Vec::new(), repaired: false, cut_off: false, first_error: None };
     let mut pos = 0;
     while let Some(offset) = text[pos..].find(['{', '[']) {
@@ -738,14 +759,14 @@ fn scan_json(text: &str, repair: bool) -> Scan {
         }
         let mut stream = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
         match stream.next() {
-            Some(Ok(value)) if classify(&value).is_some() => {
+            Some(Ok(value)) if keep(&value) => {
                 let end = start + stream.byte_offset();
                 scan.values.push((value, start..end));
                 pos = end;
             }
             Some(Err(e)) if e.is_eof() => {
                 let closed = if repair { close_cut_off(rest) } else { None };
-                match closed.filter(|v| classify(v).is_some()) {
+                match closed.filter(|v| keep(v)) {
                     Some(value) => {
                         scan.values.push((value, start..text.len()));
                         scan.repaired = true;
@@ -882,7 +903,7 @@ fn fences(text: &str) -> Vec<Fence<'_>> {
     out
 }
 
-/// A tag block's inner text without Markdown fence lines around it.
+/// The text without Markdown fence lines (```, ```json).
 fn strip_fence_markers(inner: &str) -> String {
     inner
         .lines()
@@ -1202,6 +1223,18 @@ mod tests {
     }
 
     #[test]
+    fn json_data_in_an_answer_is_not_a_call() {
+        let raw = "示例：\n```json\n{\"name\": \"Alice\", \"age\": 3}\n```";
+        assert_eq!(react(raw), answer("plain_text", raw));
+    }
+
+    #[test]
+    fn a_tagged_call_needs_no_arguments_and_fences_around_tags_are_no_content() {
+        let raw = "```xml\n<tool_call>\n{\"name\": \"calculator\"}\n</tool_call>\n```";
+        assert_eq!(react(raw), calls("hermes", "", vec![call("call_001", "calculator", json!({}))]));
+    }
+
+    #[test]
     fn plain_text_is_a_final_answer() {
         assert_eq!(react("  法国的首都是巴黎。\n"), answer("plain_text", "法国的首都是巴黎。"));
         assert_eq!(react("集合 {1, 2} 的并集是 {1, 2, 3}"), answer("plain_text", "集合 {1, 2} 的并集是 {1, 2, 3}"));
@@ -1279,11 +1312,9 @@ mod tests {
     }
 
     #[test]
-    fn json_that_is_no_decision_is_an_error() {
-        assert_eq!(
-            parse(r#"{"answer": "Paris"}"#, &tools(), Phase::React),
-            Err(malformed("strict_json", "JSON that is neither a decision, a tool call nor a plan"))
-        );
+    fn json_that_is_no_decision_is_the_answer_text() {
+        let raw = r#"{"answer": "Paris"}"#;
+        assert_eq!(react(raw), answer("plain_text", raw));
     }
 
     #[test]
@@ -1370,6 +1401,30 @@ mod tests {
             parse(r#"{"content":"巴黎","tool_calls":[]}"#, &tools(), Phase::Plan).unwrap(),
             Parsed { plan: Some(plan_of("", vec![])), ..answer("strict_json", "巴黎") }
         );
+    }
+
+    /// Outputs cut off at every character (max_new_tokens can stop anywhere) parse or fail
+    /// cleanly, and never return a call to an unknown tool or without an id.
+    #[test]
+    fn every_prefix_of_real_shaped_outputs_is_handled() {
+        let outputs = [
+            "<think>想一想</think>\n<tool_call>\n{\"name\": \"file_reader\", \"arguments\": {\"path\": \"文档/介绍.txt\"}}\n</tool_call>",
+            "<tool_call>\n<function=table_analyzer>\n<parameter=path>\n数据.csv\n</parameter>\n<parameter=columns>\n[\"a\"]\n</parameter>\n</function>\n</tool_call>",
+            "好的：```json\n{\"content\":\"\",\"tool_calls\":[{\"name\":\"web_search\",\"args\":{}},{\"name\":\"calculator\",\"args\":{\"expression\":\"1+1\"}}]}\n```",
+            "{\"reasoning\":\"先读\",\"plan\":[{\"step\":1,\"description\":\"读\",\"tool_call\":{\"name\":\"file_reader\",\"args\":{\"path\":\"C:\\docs\"}}}]}",
+        ];
+        let tools = tools();
+        for output in outputs {
+            for (cut, _) in output.char_indices() {
+                for phase in [Phase::React, Phase::Plan] {
+                    if let Ok(parsed) = parse(&output[..cut], &tools, phase) {
+                        for call in &parsed.tool_calls {
+                            assert!(!call.id.is_empty() && Ctx { tools: &tools }.knows(&call.name), "{cut}: {parsed:?}");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
