@@ -5,7 +5,8 @@
 //! recognise the text (`None`), decodes it (`Some(Ok)`, the first one wins), or recognises
 //! its format but cannot decode it (`Some(Err)`, remembered: such an output is a
 //! [`ParseError`], never silently taken as a plain answer). Text with no structure at all
-//! is a final answer.
+//! is a final answer, and so is well-formed JSON that is no decision (data the model
+//! answered with, a JSON example in a fence).
 //!
 //! Calls to tools not in the schema are refused: they go to [`Parsed::rejected`] with the
 //! reason and are never returned. Calls without an id are numbered `call_001`, ... .
@@ -18,7 +19,7 @@ use std::ops::Range;
 
 use serde_json::{Map, Value};
 
-use crate::protocol::{Args, Phase, Plan, PlanStep, ToolCall};
+use crate::protocol::{AiMessage, Args, Phase, Plan, PlanStep, ToolCall};
 
 /// A decoded model output.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,6 +35,13 @@ pub struct Parsed {
     pub format: &'static str,
     /// Calls refused, each with its reason (unknown tool, undecodable call).
     pub rejected: Vec<String>,
+}
+
+impl Parsed {
+    /// The decision as a message: content and calls as they came (both may be set).
+    pub fn ai_message(&self) -> AiMessage {
+        AiMessage { content: self.content.clone(), tool_calls: self.tool_calls.clone() }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -766,7 +774,7 @@ fn scan_json(text: &str, repair: bool, keep: fn(&Value) -> bool) -> Scan {
             }
             Some(Err(e)) if e.is_eof() => {
                 let closed = if repair { close_cut_off(rest) } else { None };
-                match closed.filter(|v| keep(v)) {
+                match closed.filter(keep) {
                     Some(value) => {
                         scan.values.push((value, start..text.len()));
                         scan.repaired = true;
