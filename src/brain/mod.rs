@@ -8,6 +8,8 @@
 
 pub mod config;
 pub mod mock;
+pub mod parse;
+pub mod prompt;
 
 use std::sync::atomic::AtomicBool;
 

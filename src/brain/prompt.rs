@@ -1,0 +1,516 @@
+//! Builds what the chat template renders: the conversation as Hugging Face chat messages
+//! (`{"role","content"}`), with the seeds' prompt injected for the chosen way of passing
+//! tools and the phase.
+//!
+//! - `prompt_json` (React): the seeds' envelope system prompt (schema A / schema B, "zero,
+//!   one, or multiple tool_calls", the tools listed), earlier decisions as their envelope
+//!   JSON, and after the last ToolMessages a user reminder that counts them.
+//! - `builtin` (React): the messages as they are; the tools go to the template's `tools`
+//!   variable and the model answers in its native format. Nothing is injected (only the
+//!   exclusivity reminder, when the caller retries with it).
+//! - `plan_execute`: `Phase::Plan` the seeds' plan prompt, `Phase::Step` the envelope
+//!   prompt plus a reminder that the steps' results are in. Both use the envelope style
+//!   whatever the way; `builtin` also passes the tools to the template.
+//!
+//! The system prompt depends only on the phase, the way and the tools, and every reminder
+//! is a message of its own at the end: consecutive decisions (and bench cases) then share
+//! the longest possible token prefix, which the model does not prefill again.
+
+use serde_json::{json, Map, Value};
+
+use crate::protocol::{AiMessage, Message, Phase, ToolCall, ToolCalling, ToolMessage};
+
+/// Which extra reminder ends the prompt.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reminder {
+    #[default]
+    None,
+    /// For the one retry after the model sent content and tool calls together.
+    Exclusive,
+}
+
+/// What the chat template gets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PromptInput {
+    /// Hugging Face chat messages.
+    pub messages: Vec<Value>,
+    /// The template's `tools` variable: `Some` only for `builtin`.
+    pub tools: Option<Vec<Value>>,
+}
+
+const ENVELOPE_RULES: &str = "You are a local tool agent. Answer ONLY with one JSON object and nothing else.\n\
+Valid schema A (final answer, no tools needed):\n\
+{\"content\":\"final answer text\",\"tool_calls\":[]}";
+
+const ENVELOPE_REMINDER: &str = "Answer ONLY with one JSON object (schema A or schema B).";
+
+const EXCLUSIVE_ENVELOPE: &str = "content and tool_calls are exclusive: either schema A \
+(final answer text and \"tool_calls\":[]) or schema B (\"content\":\"\" and tool calls), never both. \
+Answer again with ONLY one JSON object.";
+
+const EXCLUSIVE_NATIVE: &str = "content and tool calls are exclusive: either answer with \
+the final answer text alone, or call tools with no other text, never both. Answer again.";
+
+/// Builds the prompt messages (and template tools) for one decision.
+pub fn build(
+    messages: &[Message],
+    tools: &[Value],
+    phase: Phase,
+    way: ToolCalling,
+    reminder: Reminder,
+) -> PromptInput {
+    let builtin = way == ToolCalling::Builtin;
+    let template_tools = builtin.then(|| tools.to_vec());
+    // builtin's template lists the tools itself; listing them again costs prefill time.
+    let listed: &[Value] = if builtin { &[] } else { tools };
+
+    let mut out = match (phase, builtin) {
+        (Phase::React, true) => native_messages(messages),
+        (Phase::React | Phase::Step, _) => {
+            envelope_messages(messages, &envelope_system(tools, listed, builtin))
+        }
+        (Phase::Plan, _) => envelope_messages(messages, &plan_system(tools, listed, builtin)),
+    };
+
+    let done = trailing_tool_messages(messages);
+    match phase {
+        Phase::React if !builtin && done > 0 => out.push(user(tools_done_reminder(done))),
+        Phase::Step if done > 0 => out.push(user(steps_done_reminder(done))),
+        _ => {}
+    }
+    if reminder == Reminder::Exclusive {
+        let native = builtin && phase == Phase::React;
+        out.push(user(if native { EXCLUSIVE_NATIVE } else { EXCLUSIVE_ENVELOPE }.to_string()));
+    }
+    PromptInput { messages: out, tools: template_tools }
+}
+
+fn tools_done_reminder(count: usize) -> String {
+    format!(
+        "{ENVELOPE_REMINDER} The last {count} ToolMessage(s) contain tool results. If they provide \
+the requested information, answer with schema A now and set \"tool_calls\" to exactly []. \
+Do not repeat the completed tool calls."
+    )
+}
+
+fn steps_done_reminder(count: usize) -> String {
+    format!(
+        "{ENVELOPE_REMINDER} The last {count} ToolMessage(s) contain the results of the plan steps \
+done so far. If work remains, call the tools for it with schema B; if the task is done, answer \
+with schema A and set \"tool_calls\" to exactly []. Do not repeat the completed tool calls."
+    )
+}
+
+/// The seeds' envelope prompt (React and Step phases).
+fn envelope_system(tools: &[Value], listed: &[Value], builtin: bool) -> String {
+    let mut text = String::from(ENVELOPE_RULES);
+    let example = example_calls(tools);
+    if example.is_empty() {
+        text.push_str("\nNo tools are available: always answer with schema A.");
+        return text;
+    }
+    let calls: Vec<Value> = example.iter().map(envelope_call).collect();
+    let schema_b = json!({"content": "", "tool_calls": calls});
+    text.push_str("\nValid schema B (call one or more tools, content must be empty):\n");
+    text.push_str(&schema_b.to_string());
+    text.push_str("\nYou may include zero, one, or multiple tool_calls in the array. ");
+    text.push_str(use_only(builtin));
+    push_tool_list(&mut text, listed);
+    text
+}
+
+/// The seeds' plan prompt (Plan phase).
+fn plan_system(tools: &[Value], listed: &[Value], builtin: bool) -> String {
+    let example = example_calls(tools);
+    if example.is_empty() {
+        return format!("{ENVELOPE_RULES}\nNo tools are available: always answer with schema A.");
+    }
+    let steps: Vec<Value> = example
+        .iter()
+        .enumerate()
+        .map(|(i, call)| {
+            let description = match call.name.as_str() {
+                "file_reader" => "Read the document".to_string(),
+                "calculator" => "Compute the expression".to_string(),
+                other => format!("Call {other}"),
+            };
+            json!({
+                "step": i + 1,
+                "description": description,
+                "tool_call": {"name": call.name, "args": call.args},
+            })
+        })
+        .collect();
+    let shape = json!({"reasoning": "why these steps", "plan": steps});
+    let mut text = String::from(
+        "You are a local tool agent. First make a plan. Answer ONLY with one JSON object and nothing else:\n",
+    );
+    text.push_str(&shape.to_string());
+    text.push_str(
+        "\nOne step per tool call, in the order they should run. If no tool is needed, answer \
+with {\"content\":\"final answer text\",\"tool_calls\":[]} instead. ",
+    );
+    text.push_str(use_only(builtin));
+    push_tool_list(&mut text, listed);
+    text
+}
+
+fn use_only(builtin: bool) -> &'static str {
+    if builtin {
+        "Use only the given tools, with their parameter names."
+    } else {
+        "Use only the tools listed below, with their parameter names."
+    }
+}
+
+fn push_tool_list(text: &mut String, listed: &[Value]) {
+    if listed.is_empty() {
+        return;
+    }
+    text.push_str("\nAvailable tools:");
+    for tool in listed {
+        // The `{"type":"function","function":...}` wrapper says nothing to the model.
+        let shown = tool.get("function").filter(|f| f.is_object()).unwrap_or(tool);
+        text.push('\n');
+        text.push_str(&shown.to_string());
+    }
+}
+
+/// The calls shown in schema B: the seeds' two calls when those tools exist, otherwise
+/// up to two of the given tools with placeholder arguments (an example naming a tool the
+/// model does not have invites calls to it).
+fn example_calls(tools: &[Value]) -> Vec<ToolCall> {
+    let names: Vec<&str> = tools.iter().filter_map(tool_name).collect();
+    if names.contains(&"file_reader") && names.contains(&"calculator") {
+        return vec![
+            example_call(1, "file_reader", json!({"path": "docs/agent_intro.txt", "max_chars": 2000})),
+            example_call(2, "calculator", json!({"expression": "2+2"})),
+        ];
+    }
+    tools
+        .iter()
+        .filter_map(|tool| Some((tool_name(tool)?, tool)))
+        .take(2)
+        .enumerate()
+        .map(|(i, (name, tool))| example_call(i + 1, name, Value::Object(placeholder_args(tool))))
+        .collect()
+}
+
+fn example_call(n: usize, name: &str, args: Value) -> ToolCall {
+    let args = match args {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    ToolCall { id: format!("call_{n:03}"), name: name.to_string(), args }
+}
+
+/// A value of the right type for each required parameter (or the first one when none is
+/// required).
+fn placeholder_args(tool: &Value) -> Map<String, Value> {
+    let params = tool.get("function").unwrap_or(tool).get("parameters");
+    let props = params.and_then(|p| p.get("properties")).and_then(Value::as_object);
+    let Some(props) = props else { return Map::new() };
+    let required: Vec<&str> = params
+        .and_then(|p| p.get("required"))
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let chosen: Vec<&String> = if required.is_empty() {
+        props.keys().take(1).collect()
+    } else {
+        props.keys().filter(|k| required.contains(&k.as_str())).collect()
+    };
+    chosen
+        .into_iter()
+        .map(|key| {
+            let kind = props.get(key).and_then(|p| p.get("type")).and_then(Value::as_str);
+            let value = match kind {
+                Some("integer") => json!(1),
+                Some("number") => json!(1.5),
+                Some("boolean") => json!(true),
+                Some("array") => json!([]),
+                Some("object") => json!({}),
+                _ => json!("..."),
+            };
+            (key.clone(), value)
+        })
+        .collect()
+}
+
+fn tool_name(tool: &Value) -> Option<&str> {
+    tool.get("function").and_then(|f| f.get("name")).or_else(|| tool.get("name"))?.as_str()
+}
+
+/// The conversation in envelope style: one system message (ours, then the user's own),
+/// decisions as their envelope JSON text, tool results as tool messages.
+fn envelope_messages(messages: &[Message], system: &str) -> Vec<Value> {
+    let (own_system, rest) = match messages.split_first() {
+        Some((Message::System { content }, rest)) => (Some(content.as_str()), rest),
+        _ => (None, messages),
+    };
+    let merged = match own_system.map(str::trim).filter(|s| !s.is_empty()) {
+        Some(own) => format!("{system}\n\n{own}"),
+        None => system.to_string(),
+    };
+    let mut out = vec![json!({"role": "system", "content": merged})];
+    out.extend(rest.iter().map(|message| match message {
+        Message::Assistant(ai) => json!({"role": "assistant", "content": envelope_text(ai)}),
+        other => plain_message(other),
+    }));
+    out
+}
+
+/// The conversation as the model's own template expects it.
+fn native_messages(messages: &[Message]) -> Vec<Value> {
+    messages
+        .iter()
+        .map(|message| match message {
+            Message::Assistant(ai) if !ai.tool_calls.is_empty() => {
+                let calls: Vec<Value> = ai
+                    .tool_calls
+                    .iter()
+                    .map(|c| json!({"type": "function", "function": {"name": c.name, "arguments": c.args}}))
+                    .collect();
+                json!({"role": "assistant", "content": ai.content, "tool_calls": calls})
+            }
+            other => plain_message(other),
+        })
+        .collect()
+}
+
+fn plain_message(message: &Message) -> Value {
+    match message {
+        Message::System { content } => json!({"role": "system", "content": content}),
+        Message::User { content } => json!({"role": "user", "content": content}),
+        Message::Assistant(ai) => json!({"role": "assistant", "content": ai.content}),
+        Message::Tool(ToolMessage { name, content, .. }) => {
+            json!({"role": "tool", "name": name, "content": content})
+        }
+    }
+}
+
+/// A decision as the envelope the model was asked to write.
+fn envelope_text(ai: &AiMessage) -> String {
+    let calls: Vec<Value> = ai.tool_calls.iter().map(envelope_call).collect();
+    json!({"content": ai.content, "tool_calls": calls}).to_string()
+}
+
+fn envelope_call(call: &ToolCall) -> Value {
+    let mut obj = Map::new();
+    if !call.id.is_empty() {
+        obj.insert("id".into(), json!(call.id));
+    }
+    obj.insert("name".into(), json!(call.name));
+    obj.insert("args".into(), Value::Object(call.args.clone()));
+    Value::Object(obj)
+}
+
+fn user(content: String) -> Value {
+    json!({"role": "user", "content": content})
+}
+
+/// How many tool results end the conversation.
+fn trailing_tool_messages(messages: &[Message]) -> usize {
+    messages.iter().rev().take_while(|m| matches!(m, Message::Tool(_))).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn tools() -> Vec<Value> {
+        serde_json::from_str(include_str!("../../tests/fixtures/outputs/tools.json")).unwrap()
+    }
+
+    fn call(id: &str, name: &str, args: Value) -> ToolCall {
+        let Value::Object(args) = args else { panic!("args must be an object") };
+        ToolCall { id: id.into(), name: name.into(), args }
+    }
+
+    /// A question, a decision with two calls, and their two results.
+    fn after_two_calls() -> Vec<Message> {
+        let read = call("call_001", "file_reader", json!({"path": "docs/agent_intro.txt"}));
+        let calc = call("call_002", "calculator", json!({"expression": "3.14 * 5"}));
+        vec![
+            Message::user("读文件并计算 3.14 * 5"),
+            Message::Assistant(AiMessage::calls(vec![read.clone(), calc.clone()])),
+            Message::Tool(ToolMessage::success(&read, json!({"content": "Agent 系统"}))),
+            Message::Tool(ToolMessage::success(&calc, json!({"content": "15.7"}))),
+        ]
+    }
+
+    const FILE_READER: &str = r#"{"name":"file_reader","description":"Read a local text file.","parameters":{"type":"object","properties":{"path":{"type":"string"},"max_chars":{"type":"integer"}},"required":["path"]}}"#;
+    const CALCULATOR: &str = r#"{"name":"calculator","description":"Evaluate an arithmetic expression.","parameters":{"type":"object","properties":{"expression":{"type":"string"}},"required":["expression"]}}"#;
+
+    fn seeds_envelope_prompt() -> String {
+        format!(
+            "You are a local tool agent. Answer ONLY with one JSON object and nothing else.\n\
+Valid schema A (final answer, no tools needed):\n\
+{{\"content\":\"final answer text\",\"tool_calls\":[]}}\n\
+Valid schema B (call one or more tools, content must be empty):\n\
+{{\"content\":\"\",\"tool_calls\":[{{\"id\":\"call_001\",\"name\":\"file_reader\",\"args\":{{\"path\":\"docs/agent_intro.txt\",\"max_chars\":2000}}}},{{\"id\":\"call_002\",\"name\":\"calculator\",\"args\":{{\"expression\":\"2+2\"}}}}]}}\n\
+You may include zero, one, or multiple tool_calls in the array. Use only the tools listed below, with their parameter names.\n\
+Available tools:\n{FILE_READER}\n{CALCULATOR}"
+        )
+    }
+
+    #[test]
+    fn prompt_json_injects_the_seeds_prompt_merged_with_the_users_system_message() {
+        let messages = vec![Message::system("记住：用户叫小王。"), Message::user("阅读 docs/agent_intro.txt")];
+        let built = build(&messages, &tools()[..2], Phase::React, ToolCalling::PromptJson, Reminder::None);
+        assert_eq!(
+            built,
+            PromptInput {
+                messages: vec![
+                    json!({"role": "system", "content": format!("{}\n\n记住：用户叫小王。", seeds_envelope_prompt())}),
+                    json!({"role": "user", "content": "阅读 docs/agent_intro.txt"}),
+                ],
+                tools: None,
+            }
+        );
+    }
+
+    #[test]
+    fn prompt_json_renders_decisions_as_envelopes_and_counts_the_tool_results() {
+        let built = build(&after_two_calls(), &tools()[..2], Phase::React, ToolCalling::PromptJson, Reminder::None);
+        assert_eq!(
+            built,
+            PromptInput {
+                messages: vec![
+                    json!({"role": "system", "content": seeds_envelope_prompt()}),
+                    json!({"role": "user", "content": "读文件并计算 3.14 * 5"}),
+                    json!({"role": "assistant", "content": r#"{"content":"","tool_calls":[{"id":"call_001","name":"file_reader","args":{"path":"docs/agent_intro.txt"}},{"id":"call_002","name":"calculator","args":{"expression":"3.14 * 5"}}]}"#}),
+                    json!({"role": "tool", "name": "file_reader", "content": r#"{"status":"success","output":{"content":"Agent 系统"}}"#}),
+                    json!({"role": "tool", "name": "calculator", "content": r#"{"status":"success","output":{"content":"15.7"}}"#}),
+                    json!({"role": "user", "content": "Answer ONLY with one JSON object (schema A or schema B). The last 2 ToolMessage(s) contain tool results. If they provide the requested information, answer with schema A now and set \"tool_calls\" to exactly []. Do not repeat the completed tool calls."}),
+                ],
+                tools: None,
+            }
+        );
+    }
+
+    #[test]
+    fn the_exclusive_retry_only_appends_a_message() {
+        let first = build(&after_two_calls(), &tools(), Phase::React, ToolCalling::PromptJson, Reminder::None);
+        let retry = build(&after_two_calls(), &tools(), Phase::React, ToolCalling::PromptJson, Reminder::Exclusive);
+        // The retry extends the first prompt, so the model reuses all of it.
+        let mut expected = first.messages.clone();
+        expected.push(json!({"role": "user", "content": "content and tool_calls are exclusive: either schema A (final answer text and \"tool_calls\":[]) or schema B (\"content\":\"\" and tool calls), never both. Answer again with ONLY one JSON object."}));
+        assert_eq!(retry, PromptInput { messages: expected, tools: None });
+    }
+
+    #[test]
+    fn builtin_passes_messages_as_they_are_and_tools_to_the_template() {
+        let mut messages = vec![Message::system("You are helpful.")];
+        messages.extend(after_two_calls());
+        let built = build(&messages, &tools(), Phase::React, ToolCalling::Builtin, Reminder::None);
+        assert_eq!(
+            built,
+            PromptInput {
+                messages: vec![
+                    json!({"role": "system", "content": "You are helpful."}),
+                    json!({"role": "user", "content": "读文件并计算 3.14 * 5"}),
+                    json!({"role": "assistant", "content": "", "tool_calls": [
+                        {"type": "function", "function": {"name": "file_reader", "arguments": {"path": "docs/agent_intro.txt"}}},
+                        {"type": "function", "function": {"name": "calculator", "arguments": {"expression": "3.14 * 5"}}},
+                    ]}),
+                    json!({"role": "tool", "name": "file_reader", "content": r#"{"status":"success","output":{"content":"Agent 系统"}}"#}),
+                    json!({"role": "tool", "name": "calculator", "content": r#"{"status":"success","output":{"content":"15.7"}}"#}),
+                ],
+                tools: Some(tools()),
+            }
+        );
+        let retry = build(&messages, &tools(), Phase::React, ToolCalling::Builtin, Reminder::Exclusive);
+        assert_eq!(
+            retry.messages.last(),
+            Some(&json!({"role": "user", "content": "content and tool calls are exclusive: either answer with the final answer text alone, or call tools with no other text, never both. Answer again."}))
+        );
+        assert_eq!(retry.messages.len(), built.messages.len() + 1);
+    }
+
+    #[test]
+    fn plan_phase_uses_the_plan_prompt() {
+        let messages = vec![Message::user("总结文档并计算 3.14 * 5")];
+        let built = build(&messages, &tools()[..2], Phase::Plan, ToolCalling::PromptJson, Reminder::None);
+        let plan_prompt = format!(
+            "You are a local tool agent. First make a plan. Answer ONLY with one JSON object and nothing else:\n\
+{{\"reasoning\":\"why these steps\",\"plan\":[{{\"step\":1,\"description\":\"Read the document\",\"tool_call\":{{\"name\":\"file_reader\",\"args\":{{\"path\":\"docs/agent_intro.txt\",\"max_chars\":2000}}}}}},{{\"step\":2,\"description\":\"Compute the expression\",\"tool_call\":{{\"name\":\"calculator\",\"args\":{{\"expression\":\"2+2\"}}}}}}]}}\n\
+One step per tool call, in the order they should run. If no tool is needed, answer with {{\"content\":\"final answer text\",\"tool_calls\":[]}} instead. Use only the tools listed below, with their parameter names.\n\
+Available tools:\n{FILE_READER}\n{CALCULATOR}"
+        );
+        assert_eq!(
+            built,
+            PromptInput {
+                messages: vec![
+                    json!({"role": "system", "content": plan_prompt}),
+                    json!({"role": "user", "content": "总结文档并计算 3.14 * 5"}),
+                ],
+                tools: None,
+            }
+        );
+    }
+
+    #[test]
+    fn builtin_plan_leaves_the_tool_list_to_the_template() {
+        let messages = vec![Message::user("总结文档")];
+        let built = build(&messages, &tools(), Phase::Plan, ToolCalling::Builtin, Reminder::None);
+        let system = built.messages.first().and_then(|m| m["content"].as_str()).unwrap();
+        assert!(system.starts_with("You are a local tool agent. First make a plan."), "{system}");
+        assert!(system.ends_with("Use only the given tools, with their parameter names."), "{system}");
+        assert!(!system.contains("Available tools"), "{system}");
+        assert_eq!(built.tools, Some(tools()));
+    }
+
+    #[test]
+    fn step_phase_shares_the_react_system_prompt_and_asks_to_continue_or_finish() {
+        for way in [ToolCalling::PromptJson, ToolCalling::Builtin] {
+            let step = build(&after_two_calls(), &tools(), Phase::Step, way, Reminder::None);
+            let react_prompt = build(&after_two_calls()[..1], &tools(), Phase::React, ToolCalling::PromptJson, Reminder::None);
+            if way == ToolCalling::PromptJson {
+                assert_eq!(step.messages.first(), react_prompt.messages.first());
+            }
+            assert_eq!(
+                step.messages.last(),
+                Some(&json!({"role": "user", "content": "Answer ONLY with one JSON object (schema A or schema B). The last 2 ToolMessage(s) contain the results of the plan steps done so far. If work remains, call the tools for it with schema B; if the task is done, answer with schema A and set \"tool_calls\" to exactly []. Do not repeat the completed tool calls."}))
+            );
+            // Envelope style whatever the way: the decision is its JSON text.
+            assert_eq!(
+                step.messages.get(2).and_then(|m| m["content"].as_str()).map(|c| c.starts_with("{\"content\":\"\",\"tool_calls\":[")),
+                Some(true)
+            );
+        }
+    }
+
+    #[test]
+    fn the_schema_b_example_only_names_tools_the_model_has() {
+        let search = tools().into_iter().filter(|t| t["function"]["name"] == "local_file_search").collect::<Vec<_>>();
+        let built = build(&[Message::user("搜索 Agent")], &search, Phase::React, ToolCalling::PromptJson, Reminder::None);
+        let system = built.messages.first().and_then(|m| m["content"].as_str()).unwrap();
+        assert!(
+            system.contains(r#"{"content":"","tool_calls":[{"id":"call_001","name":"local_file_search","args":{"query":"..."}}]}"#),
+            "{system}"
+        );
+        assert!(!system.contains("file_reader"), "{system}");
+
+        let none = build(&[Message::user("你好")], &[], Phase::React, ToolCalling::PromptJson, Reminder::None);
+        assert_eq!(
+            none.messages.first(),
+            Some(&json!({"role": "system", "content": "You are a local tool agent. Answer ONLY with one JSON object and nothing else.\nValid schema A (final answer, no tools needed):\n{\"content\":\"final answer text\",\"tool_calls\":[]}\nNo tools are available: always answer with schema A."}))
+        );
+    }
+
+    #[test]
+    fn no_reminder_when_the_conversation_does_not_end_with_tool_results() {
+        let mut messages = after_two_calls();
+        messages.push(Message::Assistant(AiMessage::answer("Agent 系统；15.7")));
+        messages.push(Message::user("谢谢"));
+        let built = build(&messages, &tools(), Phase::React, ToolCalling::PromptJson, Reminder::None);
+        assert_eq!(built.messages.last(), Some(&json!({"role": "user", "content": "谢谢"})));
+        assert_eq!(
+            built.messages.get(5),
+            Some(&json!({"role": "assistant", "content": r#"{"content":"Agent 系统；15.7","tool_calls":[]}"#}))
+        );
+    }
+}
