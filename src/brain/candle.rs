@@ -38,6 +38,11 @@ impl CandleBrain {
     }
 }
 
+/// Whether the output was the JSON envelope, where content and calls are explicit fields.
+fn is_envelope(format: &str) -> bool {
+    matches!(format, "strict_json" | "closed_json")
+}
+
 /// Adds one attempt's figures to the running total of a decision.
 fn accumulate(total: &mut DecisionStats, s: &DecisionStats) {
     total.prompt_tokens = s.prompt_tokens;
@@ -94,7 +99,12 @@ impl Brain for CandleBrain {
             warnings.extend(parsed.rejected.iter().map(|r| format!("refused call: {r}")));
             let both = !parsed.content.trim().is_empty() && !parsed.tool_calls.is_empty();
             let mut ai = AiMessage { content: parsed.content.clone(), tool_calls: parsed.tool_calls.clone() };
-            if both {
+            if both && !is_envelope(parsed.format) {
+                // Narration around native calls ("I'll read it. <tool_call>...") is how
+                // these models talk, not a claim to be done: the calls are the decision.
+                warnings.push(format!("text around {} tool calls dropped: {}", parsed.format, ai.content.trim()));
+                ai.content.clear();
+            } else if both {
                 match request.exclusivity {
                     Exclusivity::RetryThenContent if attempts == 1 => {
                         warnings.push("content and tool_calls both set: retrying once with a stronger reminder".into());
