@@ -14,3 +14,4 @@
 pub mod brain;
 pub mod protocol;
 pub mod skills;
+pub mod tui;
