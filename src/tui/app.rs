@@ -642,8 +642,8 @@ impl App {
                     self.overlay = None;
                     return Vec::new();
                 }
+                // The status bar keeps the current profile until the engine confirms.
                 *requested = Some(name.clone());
-                self.settings.profile = name.clone();
                 return vec![Command::SetProfile(name)];
             }
             _ => {}

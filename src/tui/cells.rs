@@ -151,7 +151,7 @@ fn tool_result_lines(result: &ToolMessage, width: usize, expanded: bool) -> Vec<
     if fold {
         let hidden = body.len() - FOLDED_LINES;
         out.push(Line::from(Span::styled(
-            format!("  … {hidden} more lines (Tab to Messages, e to expand)"),
+            format!("  … {hidden} more lines · Tab to Messages, e expands"),
             theme::dim(),
         )));
     }

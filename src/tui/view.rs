@@ -28,11 +28,12 @@ pub fn render(app: &App, frame: &mut Frame) {
     }
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         let note = Paragraph::new(vec![
-            Line::from("b4: the terminal is too small"),
-            Line::from(format!("need {MIN_WIDTH}x{MIN_HEIGHT}, have {}x{}", area.width, area.height)),
+            Line::from(Span::styled("terminal too small", theme::bold())),
+            Line::from(format!("{}x{}, need {MIN_WIDTH}x{MIN_HEIGHT}", area.width, area.height)),
         ])
         .alignment(Alignment::Center);
-        frame.render_widget(note, area);
+        let middle = Rect { y: area.y + area.height.saturating_sub(2) / 2, height: area.height.min(2), ..area };
+        frame.render_widget(note, middle);
         return;
     }
     let input_height = input_height(app, area);
@@ -57,7 +58,7 @@ fn wide_layout(app: &App, frame: &mut Frame, main: Rect) {
     let [left, right] = Layout::horizontal([Constraint::Percentage(56), Constraint::Percentage(44)]).areas(main);
     draw_messages(app, frame, left);
     let inner_width = right.width.saturating_sub(2) as usize;
-    let tools_height = (app.tools.rows.len() as u16 + 3).clamp(5, (main.height / 3).max(5));
+    let tools_height = (tool_table(app, inner_width).1.len() as u16 + 3).clamp(5, (main.height * 2 / 5).max(5));
     let mut constraints = Vec::new();
     if app.plan_visible() {
         let wanted = plan_lines(app, inner_width, usize::MAX).0.len() as u16 + 2;
@@ -300,43 +301,7 @@ fn draw_tools(app: &App, frame: &mut Frame, area: Rect, tab: Option<ActivityTab>
         }
         Line::from(parts)
     });
-    let columns = ToolColumns::for_width(width, tools.rows.iter().map(|r| str_width(&r.call.name)).max().unwrap_or(4));
-    let header = columns.line(
-        [
-            ("state".to_string(), theme::dim()),
-            ("tool".to_string(), theme::dim()),
-            ("arguments".to_string(), theme::dim()),
-            ("time".to_string(), theme::dim()),
-            ("result".to_string(), theme::dim()),
-        ],
-    );
-    let lines = tools
-        .rows
-        .iter()
-        .map(|row| {
-            let (state, state_style) = match row.state {
-                CallState::Running => (format!("{} running", spinner(app)), theme::running()),
-                CallState::Done => ("✓ done".to_string(), theme::ok()),
-                CallState::Failed => ("✗ failed".to_string(), theme::failed()),
-                CallState::Stopped => ("■ stopped".to_string(), theme::warn()),
-            };
-            let ms = row
-                .duration_ms
-                .unwrap_or_else(|| app.now.saturating_duration_since(row.started).as_secs_f64() * 1000.0);
-            let result = match &row.result {
-                Some(result) => one_line(&result_text(result)),
-                None => String::new(),
-            };
-            let result_style = if row.state == CallState::Failed { theme::failed() } else { theme::plain() };
-            columns.line([
-                (state, state_style),
-                (row.call.name.clone(), theme::tool_name()),
-                (one_line(&format_args_inline(&row.call.args)), theme::plain()),
-                (format_duration(ms), theme::dim()),
-                (result, result_style),
-            ])
-        })
-        .collect();
+    let (header, lines) = tool_table(app, width);
     draw_pane(
         app,
         frame,
@@ -353,6 +318,52 @@ fn draw_tools(app: &App, frame: &mut Frame, area: Rect, tab: Option<ActivityTab>
     );
 }
 
+/// The tool table's header and rows at `width`. Wide enough, a call is one row with its
+/// arguments in a column; narrower, the arguments go on a second, indented row.
+fn tool_table(app: &App, width: usize) -> (Line<'static>, Vec<Line<'static>>) {
+    let tools = &app.tools;
+    let longest = tools.rows.iter().map(|r| str_width(&r.call.name)).max().unwrap_or(4);
+    let columns = ToolColumns::for_width(width, longest);
+    let header = columns.line([
+        ("state".to_string(), theme::dim()),
+        ("tool".to_string(), theme::dim()),
+        ("arguments".to_string(), theme::dim()),
+        ("time".to_string(), theme::dim()),
+        ("result".to_string(), theme::dim()),
+    ]);
+    let mut lines = Vec::new();
+    for row in &tools.rows {
+        let (state, state_style) = match row.state {
+            CallState::Running => (format!("{} running", spinner(app)), theme::running()),
+            CallState::Done => ("✓ done".to_string(), theme::ok()),
+            CallState::Failed => ("✗ failed".to_string(), theme::failed()),
+            CallState::Stopped => ("■ stopped".to_string(), theme::warn()),
+        };
+        let ms = row
+            .duration_ms
+            .unwrap_or_else(|| app.now.saturating_duration_since(row.started).as_secs_f64() * 1000.0);
+        let result = match &row.result {
+            Some(result) => one_line(&result_text(result)),
+            None => String::new(),
+        };
+        let result_style = if row.state == CallState::Failed { theme::failed() } else { theme::plain() };
+        let args = one_line(&format_args_inline(&row.call.args));
+        lines.push(columns.line([
+            (state, state_style),
+            (row.call.name.clone(), theme::tool_name()),
+            (args.clone(), theme::plain()),
+            (format_duration(ms), theme::dim()),
+            (result, result_style),
+        ]));
+        if columns.args_below() {
+            let indent = columns.widths[0] + 1;
+            let text = truncate(&format!("↳ {args}"), width.saturating_sub(indent));
+            lines.push(Line::from(vec![Span::raw(" ".repeat(indent)), Span::styled(text, theme::dim())]));
+        }
+    }
+    (header, lines)
+}
+
 /// Column widths of the tool table for an inner width.
 struct ToolColumns {
     widths: [usize; 5],
@@ -364,9 +375,14 @@ impl ToolColumns {
         let time = 6;
         let name = longest_name.clamp(4, 18);
         let rest = width.saturating_sub(state + name + time + 4);
-        // Arguments and result share what is left; a narrow table keeps only the result.
-        let (args, result) = if rest < 24 { (0, rest) } else { (rest * 2 / 5, rest - rest * 2 / 5) };
+        // Arguments and result share what is left; when that is narrow the result keeps
+        // the row and the arguments move to a row of their own.
+        let (args, result) = if rest < 48 { (0, rest) } else { (rest * 2 / 5, rest - rest * 2 / 5) };
         Self { widths: [state, name, args, time, result] }
+    }
+
+    fn args_below(&self) -> bool {
+        self.widths[2] == 0
     }
 
     fn line(&self, cells: [(String, Style); 5]) -> Line<'static> {
@@ -424,8 +440,12 @@ fn plan_lines(app: &App, width: usize, height: usize) -> (Vec<Line<'static>>, Op
             (one_line(&step.description), theme::plain()),
         ];
         if let Some(call) = &step.tool_call {
-            pieces.push((" · ".to_string(), theme::dim()));
-            pieces.push((call.name.clone(), theme::tool_name()));
+            // The tool name only when it fits on the step's line: the steps matter more.
+            let used: usize = pieces.iter().map(|(t, _)| str_width(t)).sum();
+            if used + 3 + str_width(&call.name) <= width {
+                pieces.push((" · ".to_string(), theme::dim()));
+                pieces.push((call.name.clone(), theme::tool_name()));
+            }
         }
         let mut rows = wrap_line(&pieces, width, 5);
         if current == Some(i) {
@@ -493,7 +513,7 @@ fn draw_input(app: &App, frame: &mut Frame, area: Rect) {
     let focused = app.focus() == Focus::Input && app.overlay().is_none();
     let run = app.run_state();
     let (title, title_style) = if let Some(what) = &run.paused {
-        (format!(" ⏸ paused before {what} · Space/n/Enter continue · Esc cancel "), theme::running())
+        (format!(" ⏸ paused before {what} "), theme::running())
     } else if run.cancelling {
         (" cancelling… ".to_string(), theme::warn())
     } else if run.active {
@@ -514,10 +534,12 @@ fn draw_input(app: &App, frame: &mut Frame, area: Rect) {
     let height = inner.height as usize;
     let top = layout.cursor.0.saturating_sub(height.saturating_sub(1));
     let lines: Vec<Line> = if app.input().is_empty() {
-        vec![Line::from(vec![
-            Span::styled("› ", theme::user()),
-            Span::styled("Ask a question (中文 works too) · F1 help", theme::dim()),
-        ])]
+        let placeholder = if run.paused.is_some() {
+            Span::styled("Space / n / Enter continues · Esc cancels · F5 leaves step mode", theme::running())
+        } else {
+            Span::styled("Ask a question (中文 works too) · F1 help", theme::dim())
+        };
+        vec![Line::from(vec![Span::styled("› ", theme::user()), placeholder])]
     } else {
         layout
             .rows
@@ -583,15 +605,22 @@ fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
     if let Some(flash) = &app.flash {
         right.push(Span::styled(truncate(flash, room), theme::bold()));
     } else {
+        // Keep the most important hints that fit, shown in their usual order.
+        let mut by_priority: Vec<&(&str, &str, u8)> = keys::HINTS.iter().collect();
+        by_priority.sort_by_key(|(_, _, priority)| *priority);
         let mut used = 0;
-        for (key, label) in keys::HINTS {
+        let mut keep = Vec::new();
+        for (key, label, _) in by_priority {
             let w = str_width(key) + str_width(label) + 3;
             if used + w > room {
                 break;
             }
+            keep.push(*key);
+            used += w;
+        }
+        for (key, label, _) in keys::HINTS.iter().filter(|(k, _, _)| keep.contains(k)) {
             right.push(Span::styled(format!(" {key}"), theme::key()));
             right.push(Span::raw(format!(" {label} ")));
-            used += w;
         }
     }
     let right_width: usize = right.iter().map(|s| str_width(&s.content)).sum();
