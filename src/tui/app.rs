@@ -43,15 +43,6 @@ pub enum Pane {
 impl Pane {
     const ALL: [Pane; 4] = [Pane::Messages, Pane::Raw, Pane::Tools, Pane::Plan];
 
-    fn index(self) -> usize {
-        match self {
-            Pane::Messages => 0,
-            Pane::Raw => 1,
-            Pane::Tools => 2,
-            Pane::Plan => 3,
-        }
-    }
-
     fn of(focus: Focus) -> Option<Pane> {
         match focus {
             Focus::Input => None,
@@ -68,6 +59,42 @@ impl Pane {
             Pane::Raw => Focus::Raw,
             Pane::Tools => Focus::Tools,
             Pane::Plan => Focus::Plan,
+        }
+    }
+}
+
+/// One value per scrolling pane.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct PaneMap<T> {
+    messages: T,
+    raw: T,
+    tools: T,
+    plan: T,
+}
+
+impl<T> PaneMap<T> {
+    fn all(value: T) -> Self
+    where
+        T: Clone,
+    {
+        Self { messages: value.clone(), raw: value.clone(), tools: value.clone(), plan: value }
+    }
+
+    fn get(&self, pane: Pane) -> &T {
+        match pane {
+            Pane::Messages => &self.messages,
+            Pane::Raw => &self.raw,
+            Pane::Tools => &self.tools,
+            Pane::Plan => &self.plan,
+        }
+    }
+
+    fn get_mut(&mut self, pane: Pane) -> &mut T {
+        match pane {
+            Pane::Messages => &mut self.messages,
+            Pane::Raw => &mut self.raw,
+            Pane::Tools => &mut self.tools,
+            Pane::Plan => &mut self.plan,
         }
     }
 }
@@ -143,8 +170,8 @@ pub struct App {
     pub(super) focus: Focus,
     pub(super) activity: ActivityTab,
     pub(super) overlay: Option<Overlay>,
-    scroll: [Scroll; 4],
-    pub(super) geoms: [Cell<PaneGeom>; 4],
+    scroll: PaneMap<Scroll>,
+    geoms: PaneMap<Cell<PaneGeom>>,
     pub(super) input_area: Cell<Rect>,
     pub(super) messages_cache: RefCell<Option<MessagesCache>>,
     pub(super) now: Instant,
@@ -175,8 +202,8 @@ impl App {
             focus: Focus::Input,
             activity: ActivityTab::Raw,
             overlay: None,
-            scroll: [Scroll::Follow; 4],
-            geoms: Default::default(),
+            scroll: PaneMap::all(Scroll::Follow),
+            geoms: PaneMap::default(),
             input_area: Cell::new(Rect::default()),
             messages_cache: RefCell::new(None),
             now: Instant::now(),
@@ -214,7 +241,7 @@ impl App {
     }
 
     pub fn scroll(&self, pane: Pane) -> Scroll {
-        self.scroll[pane.index()]
+        *self.scroll.get(pane)
     }
 
     pub fn cells(&self) -> &[HistoryCell] {
@@ -267,7 +294,7 @@ impl App {
                 self.log.questions.push(question);
                 self.tools.clear();
                 self.plan = None;
-                self.scroll[Pane::Messages.index()] = Scroll::Follow;
+                *self.scroll.get_mut(Pane::Messages) = Scroll::Follow;
             }
             Event::MemoryLoaded { notes } => {
                 if !notes.is_empty() {
@@ -285,7 +312,7 @@ impl App {
                 self.raw.segments.push(RawSegment::Turn(RawTurn::new(turn, phase, tool_calling)));
                 self.tools.new_turn(turn);
                 self.activity = ActivityTab::Raw;
-                self.scroll[Pane::Raw.index()] = Scroll::Follow;
+                *self.scroll.get_mut(Pane::Raw) = Scroll::Follow;
             }
             Event::Token { text } => {
                 if self.raw.current().is_none() {
@@ -318,7 +345,7 @@ impl App {
                 self.log.plans.push(PlanRecord { plan: plan.clone(), states: view.states.clone() });
                 self.plan = Some(view);
                 self.push_cell(HistoryCell::Plan { plan });
-                self.scroll[Pane::Plan.index()] = Scroll::Follow;
+                *self.scroll.get_mut(Pane::Plan) = Scroll::Follow;
             }
             Event::StepState { index, state } => {
                 if let Some(plan) = self.plan.as_mut() {
@@ -605,8 +632,8 @@ impl App {
         match key.code {
             KeyCode::Up | KeyCode::Char('k') => self.scroll_by(pane, -1),
             KeyCode::Down | KeyCode::Char('j') => self.scroll_by(pane, 1),
-            KeyCode::Home | KeyCode::Char('g') => self.scroll[pane.index()] = Scroll::At(0),
-            KeyCode::End | KeyCode::Char('G') => self.scroll[pane.index()] = Scroll::Follow,
+            KeyCode::Home | KeyCode::Char('g') => *self.scroll.get_mut(pane) = Scroll::At(0),
+            KeyCode::End | KeyCode::Char('G') => *self.scroll.get_mut(pane) = Scroll::Follow,
             KeyCode::Char('e') | KeyCode::Enter if pane == Pane::Messages => {
                 self.expand_results = !self.expand_results;
                 self.cells_version += 1;
@@ -656,12 +683,12 @@ impl App {
             return Vec::new();
         }
         if self.run.active {
-            self.flash = Some("busy: wait for the answer, or Esc to cancel".into());
+            self.flash = Some("busy: wait, or Esc to cancel".into());
             return Vec::new();
         }
         let question = self.input.take();
         self.run = RunState { active: true, ..RunState::default() };
-        self.scroll[Pane::Messages.index()] = Scroll::Follow;
+        *self.scroll.get_mut(Pane::Messages) = Scroll::Follow;
         vec![Command::Ask { question }]
     }
 
@@ -715,7 +742,7 @@ impl App {
         self.tools.clear();
         self.plan = None;
         self.pending_user_echo = None;
-        self.scroll = [Scroll::Follow; 4];
+        self.scroll = PaneMap::all(Scroll::Follow);
         self.push_cell(HistoryCell::Notice { text: "new conversation".into() });
         vec![Command::Reset]
     }
@@ -746,13 +773,11 @@ impl App {
     }
 
     pub(super) fn geom(&self, pane: Pane) -> PaneGeom {
-        self.geoms.get(pane.index()).map(Cell::get).unwrap_or_default()
+        self.geoms.get(pane).get()
     }
 
     pub(super) fn set_geom(&self, pane: Pane, geom: PaneGeom) {
-        if let Some(cell) = self.geoms.get(pane.index()) {
-            cell.set(geom);
-        }
+        self.geoms.get(pane).set(geom);
     }
 
     /// Scrolls by `delta` lines from where the pane was last drawn; reaching the bottom
@@ -761,13 +786,13 @@ impl App {
         let geom = self.geom(pane);
         let max_top = geom.max_top();
         let top = geom.top.saturating_add_signed(delta).min(max_top);
-        self.scroll[pane.index()] = if delta > 0 && top >= max_top { Scroll::Follow } else { Scroll::At(top) };
+        *self.scroll.get_mut(pane) = if delta > 0 && top >= max_top { Scroll::Follow } else { Scroll::At(top) };
     }
 
     /// The top line to draw for a pane holding `total` lines in `height` rows.
     pub(super) fn top_line(&self, pane: Pane, total: usize, height: usize, follow_to: Option<usize>) -> usize {
         let max_top = total.saturating_sub(height);
-        match self.scroll[pane.index()] {
+        match *self.scroll.get(pane) {
             Scroll::At(top) => top.min(max_top),
             Scroll::Follow => match follow_to {
                 // Keep this line (the plan's current step) in view, a little from the top.

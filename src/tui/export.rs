@@ -208,6 +208,9 @@ pub fn to_markdown(settings: &Settings, log: &SessionLog, when: &str) -> String 
             for w in &d.warnings {
                 let _ = writeln!(md, "- warning: {w}");
             }
+            if !d.warnings.is_empty() {
+                md.push('\n');
+            }
         }
     }
     if !log.errors.is_empty() {
@@ -233,5 +236,41 @@ pub fn step_state_name(state: StepState) -> &'static str {
         StepState::Running => "running",
         StepState::Done => "done",
         StepState::Failed => "failed",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{AgentMode, ToolCalling};
+    use chrono::TimeZone;
+
+    fn settings() -> Settings {
+        Settings {
+            profile: "mock".into(),
+            mode: AgentMode::React,
+            tool_calling: ToolCalling::PromptJson,
+            step_mode: false,
+        }
+    }
+
+    #[test]
+    fn an_export_never_overwrites_either_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let when = chrono::Local.with_ymd_and_hms(2026, 7, 1, 9, 30, 0).single().expect("a local time");
+        // Someone's file already holds the first Markdown name.
+        std::fs::write(dir.path().join("session-20260701-093000.md"), "mine").expect("write");
+        let log = SessionLog { questions: vec!["你好".into()], ..SessionLog::default() };
+        let (json, md) = write_session(dir.path(), &settings(), &log, when).expect("export");
+        assert_eq!(json, dir.path().join("session-20260701-093000-2.json"));
+        assert_eq!(md, dir.path().join("session-20260701-093000-2.md"));
+        let (json3, _) = write_session(dir.path(), &settings(), &log, when).expect("export");
+        assert_eq!(json3, dir.path().join("session-20260701-093000-3.json"));
+        assert_eq!(std::fs::read_to_string(dir.path().join("session-20260701-093000.md")).expect("read"), "mine");
+        assert!(!dir.path().join("session-20260701-093000.json").exists());
+        let value: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(json).expect("read")).expect("json");
+        assert_eq!(value["questions"], serde_json::json!(["你好"]));
+        assert_eq!(value["settings"]["profile"], "mock");
     }
 }

@@ -116,12 +116,13 @@ fn tab_title(shown: ActivityTab, focused: bool, tools: usize) -> Vec<Span<'stati
     vec![raw, Span::styled("│", theme::dim()), tools]
 }
 
-struct PaneText {
+struct PaneText<'a> {
     title: Vec<Span<'static>>,
     bottom: Option<Line<'static>>,
     /// A fixed first line (a table header) that does not scroll.
     header: Option<Line<'static>>,
-    lines: Vec<Line<'static>>,
+    /// All lines; only the visible ones are copied into the frame.
+    lines: &'a [Line<'static>],
     /// Plan: keep this line in view while following.
     follow_to: Option<usize>,
     empty: &'static str,
@@ -154,7 +155,7 @@ fn draw_pane(app: &App, frame: &mut Frame, area: Rect, pane: Pane, text: PaneTex
     }
     let total = text.lines.len();
     let top = app.top_line(pane, total, height, text.follow_to);
-    let visible: Vec<Line> = text.lines.into_iter().skip(top).take(height).collect();
+    let visible: Vec<Line> = text.lines.iter().skip(top).take(height).cloned().collect();
     frame.render_widget(Paragraph::new(visible), body);
     app.set_geom(pane, PaneGeom { area, total, height, top });
     if total > height && area.height > 2 {
@@ -189,7 +190,9 @@ fn focus_of(pane: Pane) -> Focus {
 
 fn draw_messages(app: &App, frame: &mut Frame, area: Rect) {
     let width = area.width.saturating_sub(2) as usize;
-    let lines = message_lines(app, width);
+    refresh_message_lines(app, width);
+    let cache = app.messages_cache.borrow();
+    let lines = cache.as_ref().map_or(&[][..], |(_, _, _, lines)| &lines[..]);
     let focused = app.focus() == Focus::Messages;
     let foldable = app.cells.iter().any(|c| c.foldable());
     let mut title = vec![Span::styled(" Messages ", theme::title(focused))];
@@ -213,11 +216,13 @@ fn draw_messages(app: &App, frame: &mut Frame, area: Rect) {
     );
 }
 
-fn message_lines(app: &App, width: usize) -> Vec<Line<'static>> {
+/// Re-lays out the transcript only when the cells, the width or folding changed: while
+/// tokens stream, the messages are not wrapped again on every frame.
+fn refresh_message_lines(app: &App, width: usize) {
     let expanded = app.results_expanded();
-    if let Some((w, e, v, lines)) = &*app.messages_cache.borrow() {
+    if let Some((w, e, v, _)) = &*app.messages_cache.borrow() {
         if *w == width && *e == expanded && *v == app.cells_version {
-            return lines.clone();
+            return;
         }
     }
     let mut lines = Vec::new();
@@ -227,8 +232,7 @@ fn message_lines(app: &App, width: usize) -> Vec<Line<'static>> {
         }
         lines.extend(cell.lines(width, expanded));
     }
-    app.messages_cache.replace(Some((width, expanded, app.cells_version, lines.clone())));
-    lines
+    app.messages_cache.replace(Some((width, expanded, app.cells_version, lines)));
 }
 
 fn draw_raw(app: &App, frame: &mut Frame, area: Rect, tab: Option<ActivityTab>) {
@@ -265,7 +269,7 @@ fn draw_raw(app: &App, frame: &mut Frame, area: Rect, tab: Option<ActivityTab>) 
             title,
             bottom,
             header: None,
-            lines: app.raw.lines(width, app.run.thinking),
+            lines: &app.raw.lines(width, app.run.thinking),
             follow_to: None,
             empty: "The model's output streams here token by token, with token counts and speed.",
         },
@@ -311,7 +315,7 @@ fn draw_tools(app: &App, frame: &mut Frame, area: Rect, tab: Option<ActivityTab>
             title,
             bottom,
             header: Some(header),
-            lines,
+            lines: &lines,
             follow_to: None,
             empty: "This turn's tool calls appear here as they run in parallel.",
         },
@@ -495,7 +499,7 @@ fn draw_plan(app: &App, frame: &mut Frame, area: Rect) {
             title,
             bottom: None,
             header: None,
-            lines,
+            lines: &lines,
             follow_to,
             empty: "plan_execute: the plan appears here, then each step's state.",
         },
