@@ -412,9 +412,3 @@ pub enum Command {
     Reset,
     Quit,
 }
-
-/// What a screen (TUI, CLI) holds of a running engine: commands go in, events come out.
-pub struct EngineHandle {
-    pub commands: tokio::sync::mpsc::UnboundedSender<Command>,
-    pub events: tokio::sync::mpsc::UnboundedReceiver<Event>,
-}

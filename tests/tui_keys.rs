@@ -75,7 +75,7 @@ fn the_engine_has_the_last_word_on_settings_and_changes_are_noted() {
 fn space_n_or_enter_continue_when_paused_with_an_empty_input() {
     for continue_key in [key(KeyCode::Char(' ')), key(KeyCode::Char('n')), key(KeyCode::Enter)] {
         let mut app = app_with(plan_run(PlanRun::Paused));
-        assert_eq!(app.run_state().paused.as_deref(), Some("tool batch: local_file_search"));
+        assert_eq!(app.run_state().paused.as_deref(), Some("1 tool call(s)"));
         assert_eq!(app.on_key(continue_key), vec![Command::Continue], "{continue_key:?}");
         assert_eq!(app.run_state().paused, None);
         // Nothing more to continue.
@@ -333,7 +333,7 @@ fn question_mark_opens_help_only_with_an_empty_input() {
 }
 
 #[test]
-fn profile_picker_sends_the_choice_and_closes_when_it_is_ready() {
+fn profile_picker_sends_the_choice_and_closes_when_the_engine_switches() {
     let mut app = app();
     app.on_key(ctrl('o'));
     assert_eq!(app.overlay(), Some(&Overlay::Picker { selected: 0, requested: None }));
@@ -345,20 +345,25 @@ fn profile_picker_sends_the_choice_and_closes_when_it_is_ready() {
     assert_eq!(app.on_key(key(KeyCode::Enter)), vec![Command::SetProfile("qwen-1.5b".into())]);
     // The status bar keeps the current profile until the engine confirms.
     assert_eq!(app.settings().profile, "qwen-0.5b");
-    app.apply(Event::ProfileLoading { name: "qwen-1.5b".into() });
     assert!(app.overlay().is_some());
-    app.apply(Event::ProfileReady { name: "qwen-1.5b".into(), load_ms: 2300.0 });
+    // The engine's order: the switch, then the load in the background.
     app.apply(Event::Settings(Settings { profile: "qwen-1.5b".into(), ..settings() }));
     assert_eq!(app.overlay(), None);
     assert_eq!(app.settings().profile, "qwen-1.5b");
-    let notes: Vec<&HistoryCell> = app.cells().iter().rev().take(2).collect();
+    app.apply(Event::ProfileLoading { name: "qwen-1.5b".into() });
+    let loading = screen(&app, 80, 24);
+    assert!(loading.contains("loading qwen-1.5b 0s"), "{loading}");
+    app.apply(Event::ProfileReady { name: "qwen-1.5b".into(), load_ms: 2300.0 });
+    let notes: Vec<&HistoryCell> = app.cells().iter().collect();
     assert_eq!(
         notes,
         vec![
             &HistoryCell::Notice { text: "model profile → qwen-1.5b".into() },
+            &HistoryCell::Notice { text: "loading model qwen-1.5b…".into() },
             &HistoryCell::Notice { text: "model qwen-1.5b ready (loaded in 2.3 s)".into() },
         ]
     );
+    assert!(!screen(&app, 80, 24).contains("loading qwen-1.5b"));
 }
 
 #[test]
@@ -373,14 +378,15 @@ fn picking_the_current_profile_just_closes_the_picker() {
 }
 
 #[test]
-fn switching_back_to_a_loaded_profile_says_it_came_from_the_cache() {
+fn switching_back_to_a_loaded_profile_says_there_is_no_wait() {
     let mut app = app();
     app.apply(Event::ProfileReady { name: "qwen-0.5b".into(), load_ms: 900.0 });
+    app.apply(Event::Settings(Settings { profile: "qwen-1.5b".into(), ..settings() }));
     app.apply(Event::ProfileReady { name: "qwen-1.5b".into(), load_ms: 2300.0 });
-    app.apply(Event::ProfileReady { name: "qwen-0.5b".into(), load_ms: 0.1 });
+    app.apply(Event::Settings(settings()));
     assert_eq!(
         app.cells().last(),
-        Some(&HistoryCell::Notice { text: "model qwen-0.5b ready (from the cache)".into() })
+        Some(&HistoryCell::Notice { text: "model profile → qwen-0.5b (already loaded: no wait)".into() })
     );
 }
 
@@ -457,7 +463,8 @@ fn ctrl_e_exports_json_and_markdown_without_overwriting() {
             .expect("valid JSON");
     assert_eq!(json["settings"]["tool_calling"], "builtin");
     assert_eq!(json["questions"][0], PLAN_QUESTION);
-    assert_eq!(json["messages"].as_array().map(Vec::len), Some(8));
+    // The question, the plan's calls, three results, the answer.
+    assert_eq!(json["messages"].as_array().map(Vec::len), Some(6));
     assert_eq!(json["plans"][0]["states"], serde_json::json!(["done", "failed", "done"]));
     assert_eq!(json["decisions"].as_array().map(Vec::len), Some(2));
     let md_name = json_names[0].replace(".json", ".md");

@@ -12,7 +12,7 @@ mod tui_script;
 
 use std::time::Duration;
 
-use b4_agent::protocol::{AgentMode, Command, EngineHandle, Event, Message, Settings};
+use b4_agent::protocol::{AgentMode, Command, Event, Message, Settings};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tui_script::*;
 
@@ -24,7 +24,7 @@ fn live() -> anyhow::Result<()> {
         let (commands, command_rx) = unbounded_channel();
         let (event_tx, events) = unbounded_channel();
         tokio::spawn(scripted_engine(command_rx, event_tx));
-        b4_agent::tui::run(EngineHandle { commands, events }, settings(), profiles()).await
+        b4_agent::tui::run(commands, events, settings(), profiles()).await
     })
 }
 
@@ -97,6 +97,7 @@ impl Engine {
             AgentMode::PlanExecute => plan_run(PlanRun::Final),
         };
         let mut in_batch = false;
+        let mut batch_size = 1;
         for event in script {
             let event = match event {
                 Event::Started { mode, profile, .. } => Event::Started { question: question.into(), mode, profile },
@@ -115,9 +116,13 @@ impl Engine {
                     in_batch = false;
                     Some(format!("decision {turn}"))
                 }
-                Event::ToolStarted { call } if !in_batch => {
+                Event::MessageAppended { message: Message::Assistant(ai) } => {
+                    batch_size = if self.settings.mode == AgentMode::PlanExecute { 1 } else { ai.tool_calls.len() };
+                    None
+                }
+                Event::ToolStarted { .. } if !in_batch => {
                     in_batch = true;
-                    Some(format!("tool batch: {}", call.name))
+                    Some(format!("{batch_size} tool call(s)"))
                 }
                 Event::ToolFinished { .. } if self.settings.mode == AgentMode::PlanExecute => {
                     in_batch = false;
@@ -160,7 +165,7 @@ fn live_panic_restores_the_terminal() {
         let (commands, _command_rx) = unbounded_channel();
         let (_event_tx, events) = unbounded_channel();
         tokio::select! {
-            result = b4_agent::tui::run(EngineHandle { commands, events }, settings(), profiles()) => {
+            result = b4_agent::tui::run(commands, events, settings(), profiles()) => {
                 result.expect("tui");
             }
             _ = tokio::time::sleep(Duration::from_secs(1)) => panic!("deliberate panic inside the TUI"),

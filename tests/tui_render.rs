@@ -97,11 +97,16 @@ fn help_overlay() {
 #[test]
 fn profile_picker_while_loading() {
     let mut app = app();
+    app.apply(Event::ProfileLoading { name: "qwen-0.5b".into() });
+    app.apply(Event::ProfileReady { name: "qwen-0.5b".into(), load_ms: 850.0 });
     app.on_key(key(KeyCode::F(4)));
     app.on_key(key(KeyCode::Down));
     let commands = app.on_key(key(KeyCode::Enter));
     assert_eq!(commands, vec![b4_agent::protocol::Command::SetProfile("qwen-1.5b".into())]);
+    app.apply(Event::Settings(b4_agent::protocol::Settings { profile: "qwen-1.5b".into(), ..settings() }));
     app.apply(Event::ProfileLoading { name: "qwen-1.5b".into() });
+    // Reopened while the model loads: the picker shows which is loading and which is loaded.
+    app.on_key(key(KeyCode::F(4)));
     assert_snapshot!("picker_loading_80x24", screen(&app, SMALL.0, SMALL.1));
 }
 

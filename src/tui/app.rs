@@ -388,26 +388,26 @@ impl App {
                 self.push_cell(HistoryCell::Error { text: message });
             }
             Event::ProfileLoading { name } => {
+                self.push_cell(HistoryCell::Notice { text: format!("loading model {name}…") });
                 self.loading = Some((name, self.now));
             }
             Event::ProfileReady { name, load_ms } => {
                 self.loading = None;
-                let how = if self.loaded.contains_key(&name) {
-                    "from the cache".to_string()
-                } else {
-                    format!("loaded in {:.1} s", load_ms / 1000.0)
-                };
-                self.push_cell(HistoryCell::Notice { text: format!("model {name} ready ({how})") });
-                self.loaded.insert(name.clone(), load_ms);
-                if let Some(Overlay::Picker { requested: Some(asked), .. }) = &self.overlay {
-                    if *asked == name {
-                        self.overlay = None;
-                    }
-                }
+                let text = format!("model {name} ready (loaded in {:.1} s)", load_ms / 1000.0);
+                self.push_cell(HistoryCell::Notice { text });
+                self.loaded.insert(name, load_ms);
             }
             Event::Settings(settings) => {
-                for change in describe_changes(&self.confirmed, &settings) {
+                let loaded = self.loaded.contains_key(&settings.profile);
+                for change in describe_changes(&self.confirmed, &settings, loaded) {
                     self.push_cell(HistoryCell::Notice { text: change });
+                }
+                // The engine switched to the profile picked: progress shows in the status
+                // bar (and in the picker, when reopened).
+                if let Some(Overlay::Picker { requested: Some(asked), .. }) = &self.overlay {
+                    if *asked == settings.profile {
+                        self.overlay = None;
+                    }
                 }
                 self.confirmed = settings.clone();
                 self.settings = settings;
@@ -803,10 +803,12 @@ impl App {
     }
 }
 
-fn describe_changes(old: &Settings, new: &Settings) -> Vec<String> {
+/// Notices for what changed; `loaded` when the new profile's model is already in memory.
+fn describe_changes(old: &Settings, new: &Settings, loaded: bool) -> Vec<String> {
     let mut out = Vec::new();
     if old.profile != new.profile {
-        out.push(format!("model profile → {}", new.profile));
+        let how = if loaded { " (already loaded: no wait)" } else { "" };
+        out.push(format!("model profile → {}{how}", new.profile));
     }
     if old.mode != new.mode {
         out.push(format!("mode → {} (from the next question)", new.mode.as_str()));

@@ -1,7 +1,6 @@
 //! The transcript as a list of cells, each rendering itself to lines for a width (the
 //! shape of codex's `history_cell`). Tool results fold when long.
 
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
@@ -187,9 +186,4 @@ pub fn format_args_inline(args: &crate::protocol::Args) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// A style for a whole line of text, used by panes that show plain strings.
-pub fn styled(text: &str, style: Style) -> Line<'static> {
-    Line::from(Span::styled(text.to_string(), style))
 }

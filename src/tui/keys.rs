@@ -21,6 +21,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("Ctrl+N", "new conversation"),
     ("Ctrl+U / Ctrl+W", "clear the input / delete a word"),
     ("F1 / ?", "this help (? with an empty input)"),
+    ("Shift+drag", "select text (the mouse is captured)"),
     ("Ctrl+C", "quit"),
 ];
 

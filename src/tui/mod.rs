@@ -34,7 +34,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 pub use app::{App, Focus, Overlay, Pane, Scroll};
 
-use crate::protocol::{Command, EngineHandle, Event, Settings};
+use crate::protocol::{Command, Event, Settings};
 use frame::{FrameScheduler, MIN_FRAME_INTERVAL};
 use terminal::{Term, TerminalGuard};
 
@@ -43,10 +43,16 @@ const TICK: Duration = Duration::from_millis(100);
 /// Engine events applied before the loop looks at the keyboard again.
 const EVENT_BATCH: usize = 512;
 
-/// Runs the TUI until the user quits. Sets up the terminal (alternate screen, raw mode,
-/// mouse, bracketed paste) and restores it on exit, on error and on panic.
-pub async fn run(handle: EngineHandle, initial: Settings, profiles: Vec<String>) -> anyhow::Result<()> {
-    let EngineHandle { commands, mut events } = handle;
+/// Runs the TUI until the user quits, on the two ends of an engine (for the runtime's
+/// `EngineHandle`: `tui::run(handle.commands, handle.events, settings, profiles)`). Sets up
+/// the terminal (alternate screen, raw mode, mouse, bracketed paste) and restores it on
+/// exit, on error and on panic.
+pub async fn run(
+    commands: UnboundedSender<Command>,
+    mut events: UnboundedReceiver<Event>,
+    initial: Settings,
+    profiles: Vec<String>,
+) -> anyhow::Result<()> {
     let mut app = App::new(initial, profiles);
     let mut guard = TerminalGuard::enter().context("cannot set up the terminal")?;
     let result = event_loop(&mut guard.terminal, &mut app, &commands, &mut events).await;

@@ -517,7 +517,7 @@ fn draw_input(app: &App, frame: &mut Frame, area: Rect) {
     let focused = app.focus() == Focus::Input && app.overlay().is_none();
     let run = app.run_state();
     let (title, title_style) = if let Some(what) = &run.paused {
-        (format!(" ⏸ paused before {what} "), theme::running())
+        (format!(" PAUSED before {what} "), theme::running())
     } else if run.cancelling {
         (" cancelling… ".to_string(), theme::warn())
     } else if run.active {
@@ -579,7 +579,7 @@ fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
         let secs = app.now.saturating_duration_since(*since).as_secs();
         format!("{} loading {name} {secs}s", spinner(app))
     } else if run.paused.is_some() {
-        "⏸ paused".to_string()
+        "paused".to_string()
     } else if run.cancelling {
         "cancelling".to_string()
     } else if run.thinking {

@@ -213,7 +213,7 @@ const PLAN_ANSWER: &str = "已完成：\n1. docs/agent_intro.txt：Agent 由模�
 pub enum PlanRun {
     /// The plan was made; no step ran.
     Planned,
-    /// Step 1 done; step mode paused before step 2's tool batch.
+    /// Step 1 done, step 2 started; step mode paused before its tool call.
     Paused,
     /// Step 1 done, step 2 running.
     Running,
@@ -258,7 +258,7 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
         }),
         Event::Started { question: PLAN_QUESTION.into(), mode: AgentMode::PlanExecute, profile: "qwen-0.5b".into() },
         Event::MessageAppended { message: Message::user(PLAN_QUESTION) },
-        Event::Paused { what: "decision 1 (plan)".into() },
+        Event::Paused { what: "decision 1".into() },
         Event::TurnStarted { turn: 1, phase: Phase::Plan, tool_calling: ToolCalling::PromptJson },
     ];
     ev.extend(tokens(PLAN_RAW));
@@ -279,6 +279,13 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
         warnings: vec!["plan: added missing ids".into()],
     });
     ev.push(Event::PlanCreated { plan });
+    // The runtime's order: every step pending, the plan's calls as one assistant message,
+    // then each step runs its call (pausing before it in step mode).
+    for index in 0..steps.len() {
+        ev.push(Event::StepState { index, state: StepState::Pending });
+    }
+    let calls: Vec<ToolCall> = steps.iter().filter_map(|s| s.tool_call.clone()).collect();
+    ev.push(Event::MessageAppended { message: Message::Assistant(AiMessage::calls(calls)) });
     if upto == PlanRun::Planned {
         return ev;
     }
@@ -296,14 +303,13 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
     let durations = [3.1, 12.4, 0.3];
     for (i, step) in steps.iter().enumerate() {
         let Some(tool_call) = step.tool_call.clone() else { continue };
+        ev.push(Event::StepState { index: i, state: StepState::Running });
         if i == 1 {
-            ev.push(Event::Paused { what: "tool batch: local_file_search".into() });
+            ev.push(Event::Paused { what: "1 tool call(s)".into() });
             if upto == PlanRun::Paused {
                 return ev;
             }
         }
-        ev.push(Event::StepState { index: i, state: StepState::Running });
-        ev.push(Event::MessageAppended { message: Message::Assistant(AiMessage::calls(vec![tool_call.clone()])) });
         ev.push(Event::ToolStarted { call: tool_call.clone() });
         if i == 1 && upto == PlanRun::Running {
             return ev;
@@ -320,6 +326,7 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
         tool_calling: ToolCalling::Builtin,
         step_mode: true,
     }));
+    ev.push(Event::Paused { what: "decision 2".into() });
     ev.push(Event::TurnStarted { turn: 2, phase: Phase::Step, tool_calling: ToolCalling::Builtin });
     let raw = format!("<answer>{PLAN_ANSWER}</answer>");
     ev.extend(tokens(&raw));
