@@ -9,7 +9,7 @@
 //! | B5 memory | [`memory`] |
 //!
 //! [`protocol`] holds the messages and the one event type the engine sends to the CLI and
-//! the TUI.
+//! the TUI; [`tui`] renders it; [`bench`] measures the brain.
 
 pub mod brain;
 pub mod cli;
@@ -18,3 +18,4 @@ pub mod protocol;
 pub mod runtime;
 pub mod skills;
 pub mod tools;
+pub mod tui;

@@ -1,0 +1,276 @@
+//! The session record the app keeps, and its export to `outputs/session-<time>.{json,md}`.
+//! An export never overwrites: a name already taken gets a `-2`, `-3`... suffix, and files
+//! are created with `create_new` so even a race cannot clobber one.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::cells::{format_args_inline, result_text};
+use crate::protocol::{AiMessage, DecisionStats, Message, Phase, Plan, StepState, ToolCall, ToolCalling, ToolStatus};
+use crate::protocol::{Settings, StopReason};
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SessionLog {
+    pub questions: Vec<String>,
+    pub messages: Vec<Message>,
+    pub memory_notes: Vec<String>,
+    pub decisions: Vec<DecisionRecord>,
+    pub plans: Vec<PlanRecord>,
+    pub tool_runs: Vec<ToolRunRecord>,
+    pub final_answers: Vec<String>,
+    pub finished: Vec<StopReason>,
+    pub errors: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DecisionRecord {
+    pub turn: usize,
+    pub phase: Phase,
+    pub tool_calling: ToolCalling,
+    pub ai: AiMessage,
+    pub raw: String,
+    pub stats: DecisionStats,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PlanRecord {
+    pub plan: Plan,
+    pub states: Vec<StepState>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ToolRunRecord {
+    pub call: ToolCall,
+    pub status: ToolStatus,
+    pub duration_ms: f64,
+}
+
+#[derive(Serialize)]
+struct ExportFile<'a> {
+    exported_at: String,
+    settings: &'a Settings,
+    #[serde(flatten)]
+    log: &'a SessionLog,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error("cannot create {dir}: {source}")]
+    CreateDir { dir: String, source: std::io::Error },
+    #[error("cannot write {path}: {source}")]
+    Write { path: String, source: std::io::Error },
+    #[error("cannot encode the session as JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("no free file name for session-{stamp} in {dir}")]
+    NoFreeName { stamp: String, dir: String },
+}
+
+/// Writes the JSON and Markdown files; returns their paths.
+pub fn write_session(
+    dir: &Path,
+    settings: &Settings,
+    log: &SessionLog,
+    now: chrono::DateTime<chrono::Local>,
+) -> Result<(PathBuf, PathBuf), ExportError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|source| ExportError::CreateDir { dir: dir.display().to_string(), source })?;
+    let stamp = now.format("%Y%m%d-%H%M%S").to_string();
+    let file = ExportFile { exported_at: now.to_rfc3339(), settings, log };
+    let json = serde_json::to_string_pretty(&file)?;
+    let markdown = to_markdown(settings, log, &now.format("%Y-%m-%d %H:%M:%S").to_string());
+    for n in 1..1000 {
+        let stem = if n == 1 { format!("session-{stamp}") } else { format!("session-{stamp}-{n}") };
+        let json_path = dir.join(format!("{stem}.json"));
+        let md_path = dir.join(format!("{stem}.md"));
+        if json_path.exists() || md_path.exists() {
+            continue;
+        }
+        let Some(mut json_file) = create_new(&json_path)? else { continue };
+        let Some(mut md_file) = create_new(&md_path)? else {
+            // Someone took the Markdown name in between: leave this stem, try the next.
+            drop(json_file);
+            let _ = std::fs::remove_file(&json_path);
+            continue;
+        };
+        json_file
+            .write_all(json.as_bytes())
+            .map_err(|source| ExportError::Write { path: json_path.display().to_string(), source })?;
+        md_file
+            .write_all(markdown.as_bytes())
+            .map_err(|source| ExportError::Write { path: md_path.display().to_string(), source })?;
+        return Ok((json_path, md_path));
+    }
+    Err(ExportError::NoFreeName { stamp, dir: dir.display().to_string() })
+}
+
+/// `Ok(None)` when the file already exists.
+fn create_new(path: &Path) -> Result<Option<std::fs::File>, ExportError> {
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
+        Ok(file) => Ok(Some(file)),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
+        Err(source) => Err(ExportError::Write { path: path.display().to_string(), source }),
+    }
+}
+
+/// The session as a person reads it.
+pub fn to_markdown(settings: &Settings, log: &SessionLog, when: &str) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "# b4 session {when}\n");
+    let _ = writeln!(
+        md,
+        "- profile: `{}`\n- mode: `{}`\n- tool passing: `{}`\n- step mode: {}\n",
+        settings.profile,
+        settings.mode.as_str(),
+        settings.tool_calling.as_str(),
+        if settings.step_mode { "on" } else { "off" }
+    );
+    if !log.memory_notes.is_empty() {
+        let _ = writeln!(md, "## Memory notes\n");
+        for note in &log.memory_notes {
+            let _ = writeln!(md, "- {note}");
+        }
+        md.push('\n');
+    }
+    let _ = writeln!(md, "## Conversation\n");
+    for message in &log.messages {
+        match message {
+            Message::System { content } => {
+                let _ = writeln!(md, "<details><summary>system</summary>\n\n```text\n{content}\n```\n</details>\n");
+            }
+            Message::User { content } => {
+                let _ = writeln!(md, "**user**\n\n{}\n", quote(content));
+            }
+            Message::Assistant(ai) if ai.tool_calls.is_empty() => {
+                let _ = writeln!(md, "**assistant**\n\n{}\n", quote(&ai.content));
+            }
+            Message::Assistant(ai) => {
+                let _ = writeln!(md, "**assistant** → tool calls\n");
+                for call in &ai.tool_calls {
+                    let _ = writeln!(md, "- `{}` `{}` {}", call.id, call.name, format_args_inline(&call.args));
+                }
+                md.push('\n');
+            }
+            Message::Tool(tm) => {
+                let status = match tm.status {
+                    ToolStatus::Success => "success",
+                    ToolStatus::Error => "error",
+                };
+                let _ = writeln!(md, "**tool** `{}` ({}, {status})\n", tm.name, tm.tool_call_id);
+                let _ = writeln!(md, "```text\n{}\n```\n", result_text(tm));
+            }
+        }
+    }
+    for (i, plan) in log.plans.iter().enumerate() {
+        let _ = writeln!(md, "## Plan {}\n", i + 1);
+        if !plan.plan.reasoning.is_empty() {
+            let _ = writeln!(md, "{}\n", quote(&plan.plan.reasoning));
+        }
+        for (step, state) in plan.plan.plan.iter().zip(plan.states.iter()) {
+            let tool = step.tool_call.as_ref().map(|c| format!(" (`{}`)", c.name)).unwrap_or_default();
+            let _ = writeln!(md, "{}. [{}] {}{tool}", step.step, step_state_name(*state), step.description);
+        }
+        md.push('\n');
+    }
+    if !log.tool_runs.is_empty() {
+        let _ = writeln!(md, "## Tool runs\n\n| id | tool | status | ms |\n|---|---|---|---|");
+        for run in &log.tool_runs {
+            let status = if run.status == ToolStatus::Success { "done" } else { "failed" };
+            let _ = writeln!(md, "| {} | {} | {status} | {:.1} |", run.call.id, run.call.name, run.duration_ms);
+        }
+        md.push('\n');
+    }
+    if !log.decisions.is_empty() {
+        let _ = writeln!(
+            md,
+            "## Decisions\n\n| turn | phase | tool passing | prompt | reused | generated | tok/s | ms |\n|---|---|---|---|---|---|---|---|"
+        );
+        for d in &log.decisions {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {} | {:.1} | {:.0} |",
+                d.turn,
+                super::raw::phase_name(d.phase),
+                d.tool_calling.as_str(),
+                d.stats.prompt_tokens,
+                d.stats.reused_tokens,
+                d.stats.generated_tokens,
+                d.stats.decode_tok_s,
+                d.stats.latency_ms
+            );
+        }
+        md.push('\n');
+        for d in &log.decisions {
+            let _ = writeln!(md, "### Raw output, turn {}\n\n```text\n{}\n```\n", d.turn, d.raw);
+            for w in &d.warnings {
+                let _ = writeln!(md, "- warning: {w}");
+            }
+            if !d.warnings.is_empty() {
+                md.push('\n');
+            }
+        }
+    }
+    if !log.errors.is_empty() {
+        let _ = writeln!(md, "## Errors\n");
+        for e in &log.errors {
+            let _ = writeln!(md, "- {e}");
+        }
+        md.push('\n');
+    }
+    for reason in &log.finished {
+        let _ = writeln!(md, "_{}_\n", reason.describe());
+    }
+    md
+}
+
+fn quote(text: &str) -> String {
+    text.lines().map(|l| format!("> {l}")).collect::<Vec<_>>().join("\n")
+}
+
+pub fn step_state_name(state: StepState) -> &'static str {
+    match state {
+        StepState::Pending => "pending",
+        StepState::Running => "running",
+        StepState::Done => "done",
+        StepState::Failed => "failed",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{AgentMode, ToolCalling};
+    use chrono::TimeZone;
+
+    fn settings() -> Settings {
+        Settings {
+            profile: "mock".into(),
+            mode: AgentMode::React,
+            tool_calling: ToolCalling::PromptJson,
+            step_mode: false,
+        }
+    }
+
+    #[test]
+    fn an_export_never_overwrites_either_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let when = chrono::Local.with_ymd_and_hms(2026, 7, 1, 9, 30, 0).single().expect("a local time");
+        // Someone's file already holds the first Markdown name.
+        std::fs::write(dir.path().join("session-20260701-093000.md"), "mine").expect("write");
+        let log = SessionLog { questions: vec!["你好".into()], ..SessionLog::default() };
+        let (json, md) = write_session(dir.path(), &settings(), &log, when).expect("export");
+        assert_eq!(json, dir.path().join("session-20260701-093000-2.json"));
+        assert_eq!(md, dir.path().join("session-20260701-093000-2.md"));
+        let (json3, _) = write_session(dir.path(), &settings(), &log, when).expect("export");
+        assert_eq!(json3, dir.path().join("session-20260701-093000-3.json"));
+        assert_eq!(std::fs::read_to_string(dir.path().join("session-20260701-093000.md")).expect("read"), "mine");
+        assert!(!dir.path().join("session-20260701-093000.json").exists());
+        let value: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(json).expect("read")).expect("json");
+        assert_eq!(value["questions"], serde_json::json!(["你好"]));
+        assert_eq!(value["settings"]["profile"], "mock");
+    }
+}

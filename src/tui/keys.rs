@@ -1,0 +1,39 @@
+//! The key map as data: the help overlay and the status bar read it from here, so what
+//! is shown is what is bound. Every key is one terminals really deliver in raw mode
+//! (F-keys and Ctrl+letters that are not Enter/Tab/Backspace in disguise).
+
+/// (keys, what they do), in the order the help overlay lists them.
+pub const HELP: &[(&str, &str)] = &[
+    ("Enter", "send · continue when paused"),
+    ("Alt/Shift+Enter, Ctrl+J", "new line in the input"),
+    ("← → Home End, Ctrl+← →", "move in the input"),
+    ("↑ ↓", "history (input) · scroll (panes)"),
+    ("PgUp PgDn, wheel", "scroll (messages, from the input)"),
+    ("Tab, Shift+Tab, click", "move focus between panes"),
+    ("Esc", "cancel the generation · back to input"),
+    ("F2 / Ctrl+T", "tool passing prompt_json ↔ builtin"),
+    ("F3 / Ctrl+P", "mode react ↔ plan_execute"),
+    ("F4 / Ctrl+O", "model profile picker"),
+    ("F5 / Ctrl+S", "step mode on / off"),
+    ("Space / n / Enter", "continue when paused (empty input)"),
+    ("e", "expand / fold tool results (Messages)"),
+    ("Ctrl+E", "export the session to outputs/"),
+    ("Ctrl+N", "new conversation"),
+    ("Ctrl+U / Ctrl+W", "clear the input / delete a word"),
+    ("F1 / ?", "this help (? with an empty input)"),
+    ("Shift+drag", "select text (the mouse is captured)"),
+    ("Ctrl+C", "quit"),
+];
+
+/// Status bar hints in display order, each with its priority (0 first): as many as fit
+/// are shown, the most important kept when the bar is narrow.
+pub const HINTS: &[(&str, &str, u8)] = &[
+    ("F1", "help", 0),
+    ("F2", "tools", 2),
+    ("F3", "mode", 3),
+    ("F4", "model", 5),
+    ("F5", "step", 4),
+    ("^E", "export", 6),
+    ("Tab", "focus", 7),
+    ("^C", "quit", 1),
+];

@@ -1,0 +1,227 @@
+//! The raw output pane's state: the model's text per decision as it streams, and each
+//! decision's token counts and speed.
+//!
+//! Streamed text is kept as committed lines plus the partial line still being decoded (the
+//! idea of codex's streaming controller): committed lines are wrapped once and cached,
+//! only the partial line is laid out again on each frame.
+
+use std::cell::RefCell;
+
+use ratatui::text::{Line, Span};
+
+use super::text::{sanitize, wrap_text};
+use super::theme;
+use crate::protocol::{DecisionStats, Phase, ToolCalling};
+
+#[derive(Debug, Default)]
+pub struct RawPane {
+    pub segments: Vec<RawSegment>,
+}
+
+#[derive(Debug)]
+pub enum RawSegment {
+    /// A new question starts here.
+    Question { text: String },
+    Turn(RawTurn),
+}
+
+#[derive(Debug)]
+pub struct RawTurn {
+    pub turn: usize,
+    pub phase: Phase,
+    pub tool_calling: ToolCalling,
+    committed: Vec<String>,
+    partial: String,
+    /// Token events received for this decision.
+    pub streamed_tokens: usize,
+    pub stats: Option<DecisionStats>,
+    pub warnings: Vec<String>,
+    /// Wrapped committed lines for one width: (width, lines covered, rendered lines).
+    cache: RefCell<Option<(usize, usize, Vec<Line<'static>>)>>,
+}
+
+impl RawTurn {
+    pub fn new(turn: usize, phase: Phase, tool_calling: ToolCalling) -> Self {
+        Self {
+            turn,
+            phase,
+            tool_calling,
+            committed: Vec::new(),
+            partial: String::new(),
+            streamed_tokens: 0,
+            stats: None,
+            warnings: Vec::new(),
+            cache: RefCell::new(None),
+        }
+    }
+
+    pub fn push(&mut self, text: &str) {
+        self.streamed_tokens += 1;
+        let mut parts = text.split('\n');
+        if let Some(first) = parts.next() {
+            self.partial.push_str(first);
+        }
+        for part in parts {
+            self.committed.push(std::mem::take(&mut self.partial));
+            self.partial.push_str(part);
+        }
+    }
+
+    /// The whole text so far.
+    pub fn text(&self) -> String {
+        let mut all = self.committed.join("\n");
+        if !self.committed.is_empty() {
+            all.push('\n');
+        }
+        all.push_str(&self.partial);
+        all
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.committed.is_empty() && self.partial.is_empty()
+    }
+
+    /// Replaces the text (when the decision's raw text arrives without streaming).
+    pub fn set_text(&mut self, raw: &str) {
+        self.committed.clear();
+        self.partial.clear();
+        let mut parts: Vec<&str> = raw.split('\n').collect();
+        if let Some(last) = parts.pop() {
+            self.partial = last.to_string();
+        }
+        self.committed = parts.into_iter().map(str::to_string).collect();
+        self.cache.replace(None);
+    }
+
+    fn header(&self) -> Line<'static> {
+        Line::from(vec![
+            Span::styled(format!("turn {}", self.turn), theme::bold()),
+            Span::styled(
+                format!(" · {} · {}", phase_name(self.phase), self.tool_calling.as_str()),
+                theme::dim(),
+            ),
+        ])
+    }
+
+    pub fn lines(&self, width: usize, streaming: bool) -> Vec<Line<'static>> {
+        let mut out = vec![self.header()];
+        {
+            let mut cache = self.cache.borrow_mut();
+            let stale = !matches!(&*cache, Some((w, n, _)) if *w == width && *n <= self.committed.len());
+            if stale {
+                *cache = Some((width, 0, Vec::new()));
+            }
+            if let Some((_, covered, lines)) = cache.as_mut() {
+                for line in self.committed.iter().skip(*covered) {
+                    lines.extend(wrap_text(line, theme::plain(), width, 0));
+                }
+                *covered = self.committed.len();
+                out.extend(lines.iter().cloned());
+            }
+        }
+        if !self.partial.is_empty() || streaming {
+            let mut partial = wrap_text(&sanitize(&self.partial), theme::plain(), width, 0);
+            if streaming {
+                let cursor = Span::styled("▌", theme::running());
+                match partial.last_mut() {
+                    Some(last) if last.width() < width => last.spans.push(cursor),
+                    _ => partial.push(Line::from(cursor)),
+                }
+            }
+            out.extend(partial);
+        }
+        for warning in &self.warnings {
+            out.extend(wrap_text(&format!("⚠ {warning}"), theme::warn(), width, 0));
+        }
+        if let Some(stats) = &self.stats {
+            out.extend(wrap_text(&stats_line(stats), theme::dim(), width, 0));
+        }
+        out
+    }
+}
+
+pub fn phase_name(phase: Phase) -> &'static str {
+    match phase {
+        Phase::React => "react",
+        Phase::Plan => "plan",
+        Phase::Step => "step",
+    }
+}
+
+/// `prompt 812 · reused 640 · generated 57 · 23.4 tok/s · 2.41 s`.
+pub fn stats_line(stats: &DecisionStats) -> String {
+    format!(
+        "prompt {} · reused {} · generated {} · {:.1} tok/s · {:.2} s",
+        stats.prompt_tokens,
+        stats.reused_tokens,
+        stats.generated_tokens,
+        stats.decode_tok_s,
+        stats.latency_ms / 1000.0
+    )
+}
+
+impl RawPane {
+    pub fn clear(&mut self) {
+        self.segments.clear();
+    }
+
+    pub fn current(&self) -> Option<&RawTurn> {
+        self.segments.iter().rev().find_map(|s| match s {
+            RawSegment::Turn(t) => Some(t),
+            RawSegment::Question { .. } => None,
+        })
+    }
+
+    pub fn current_mut(&mut self) -> Option<&mut RawTurn> {
+        self.segments.iter_mut().rev().find_map(|s| match s {
+            RawSegment::Turn(t) => Some(t),
+            RawSegment::Question { .. } => None,
+        })
+    }
+
+    /// All lines; `streaming` puts a cursor after the last decision's text.
+    pub fn lines(&self, width: usize, streaming: bool) -> Vec<Line<'static>> {
+        let mut out = Vec::new();
+        let last = self.segments.len().saturating_sub(1);
+        for (i, segment) in self.segments.iter().enumerate() {
+            if i > 0 {
+                out.push(Line::default());
+            }
+            match segment {
+                RawSegment::Question { text } => {
+                    let label = super::text::truncate(&super::text::one_line(text), width.saturating_sub(4));
+                    out.push(Line::from(Span::styled(format!("» {label}"), theme::user())));
+                }
+                RawSegment::Turn(turn) => out.extend(turn.lines(width, streaming && i == last)),
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streamed_pieces_split_into_committed_lines_and_a_partial() {
+        let mut turn = RawTurn::new(1, Phase::React, ToolCalling::PromptJson);
+        for piece in ["{\"con", "tent\":", "\"\"\n  ,\"tool", "_calls\"\n", "]"] {
+            turn.push(piece);
+        }
+        assert_eq!(turn.committed, vec!["{\"content\":\"\"", "  ,\"tool_calls\""]);
+        assert_eq!(turn.partial, "]");
+        assert_eq!(turn.text(), "{\"content\":\"\"\n  ,\"tool_calls\"\n]");
+        assert_eq!(turn.streamed_tokens, 5);
+    }
+
+    #[test]
+    fn cached_lines_follow_new_commits_and_width_changes() {
+        let mut turn = RawTurn::new(1, Phase::React, ToolCalling::PromptJson);
+        turn.push("abcdef\n");
+        assert_eq!(turn.lines(3, false).len(), 1 + 2);
+        turn.push("gh\n");
+        assert_eq!(turn.lines(3, false).len(), 1 + 3);
+        assert_eq!(turn.lines(10, false).len(), 1 + 2);
+    }
+}

@@ -1,0 +1,197 @@
+//! Screens of the TUI, drawn with ratatui's TestBackend from synthetic engine events of a
+//! ReAct run and a plan_execute run, at 80x24 (compact layout) and 120x40 (wide layout).
+//! Each snapshot was reviewed by eye; a change to one is a visible change to review.
+
+mod tui_script;
+
+use b4_agent::protocol::Event;
+use b4_agent::tui::App;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use insta::assert_snapshot;
+use ratatui::style::{Color, Modifier};
+use tui_script::*;
+
+const SMALL: (u16, u16) = (80, 24);
+const LARGE: (u16, u16) = (120, 40);
+
+fn both(name: &str, app: &App) {
+    assert_snapshot!(format!("{name}_80x24"), screen(app, SMALL.0, SMALL.1));
+    assert_snapshot!(format!("{name}_120x40"), screen(app, LARGE.0, LARGE.1));
+}
+
+#[test]
+fn idle() {
+    both("idle", &app());
+}
+
+#[test]
+fn react_started() {
+    both("react_started", &app_with(react(React::Started)));
+}
+
+#[test]
+fn react_streaming() {
+    both("react_streaming", &app_with(react(React::Streaming)));
+}
+
+#[test]
+fn react_tools_running() {
+    both("react_tools_running", &app_with(react(React::ToolsRunning)));
+}
+
+#[test]
+fn react_tools_done_one_failed() {
+    both("react_tools_done", &app_with(react(React::ToolsDone)));
+}
+
+#[test]
+fn react_final_answer() {
+    both("react_final", &app_with(react(React::Final)));
+}
+
+#[test]
+fn plan_created() {
+    both("plan_created", &app_with(plan_run(PlanRun::Planned)));
+}
+
+#[test]
+fn plan_paused_in_step_mode() {
+    both("plan_paused", &app_with(plan_run(PlanRun::Paused)));
+}
+
+#[test]
+fn plan_step_running() {
+    both("plan_running", &app_with(plan_run(PlanRun::Running)));
+}
+
+#[test]
+fn plan_final_with_a_failed_step() {
+    both("plan_final", &app_with(plan_run(PlanRun::Final)));
+}
+
+#[test]
+fn plan_final_with_results_expanded() {
+    let mut app = app_with(plan_run(PlanRun::Final));
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::Char('e')));
+    assert_snapshot!("plan_final_expanded_120x40", screen(&app, LARGE.0, LARGE.1));
+}
+
+#[test]
+fn compact_layout_shows_tools_when_focused() {
+    let mut app = app_with(react(React::Final));
+    // Input -> Messages -> Raw -> Tools.
+    for _ in 0..3 {
+        app.on_key(key(KeyCode::Tab));
+    }
+    assert_snapshot!("react_final_tools_focused_80x24", screen(&app, SMALL.0, SMALL.1));
+}
+
+#[test]
+fn help_overlay() {
+    let mut app = app_with(react(React::Final));
+    app.on_key(key(KeyCode::F(1)));
+    assert_snapshot!("help_80x24", screen(&app, SMALL.0, SMALL.1));
+}
+
+#[test]
+fn profile_picker_while_loading() {
+    let mut app = app();
+    app.apply(Event::ProfileLoading { name: "qwen-0.5b".into() });
+    app.apply(Event::ProfileReady { name: "qwen-0.5b".into(), load_ms: 850.0 });
+    app.on_key(key(KeyCode::F(4)));
+    app.on_key(key(KeyCode::Down));
+    let commands = app.on_key(key(KeyCode::Enter));
+    assert_eq!(commands, vec![b4_agent::protocol::Command::SetProfile("qwen-1.5b".into())]);
+    app.apply(Event::Settings(b4_agent::protocol::Settings { profile: "qwen-1.5b".into(), ..settings() }));
+    app.apply(Event::ProfileLoading { name: "qwen-1.5b".into() });
+    // Reopened while the model loads: the picker shows which is loading and which is loaded.
+    app.on_key(key(KeyCode::F(4)));
+    assert_snapshot!("picker_loading_80x24", screen(&app, SMALL.0, SMALL.1));
+}
+
+#[test]
+fn errors_show_as_messages() {
+    let mut app = app_with(react(React::Started));
+    app.apply(Event::Error {
+        message: "model file not found: qwen2.5-coder-0.5b-instruct-q4_k_m.gguf (run `b4 models fetch qwen2.5-coder-0.5b`)"
+            .into(),
+    });
+    app.apply(Event::Finished { reason: b4_agent::protocol::StopReason::BrainError });
+    assert_snapshot!("error_80x24", screen(&app, SMALL.0, SMALL.1));
+}
+
+#[test]
+fn chinese_multi_line_input_with_cursor() {
+    let mut app = app();
+    type_text(&mut app, "请总结 docs/agent_intro.txt 的三个要点");
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+    type_text(&mut app, "并用中文回答");
+    app.on_key(key(KeyCode::Left));
+    app.on_key(key(KeyCode::Left));
+    let text = screen(&app, SMALL.0, SMALL.1);
+    // The input's rows are screen rows 20 and 21; the cursor sits before 回答: border (1)
+    // + "› " (2) + 并用中文 (8 columns).
+    assert!(text.ends_with("cursor: (11, 21)\n"), "{text}");
+    assert_snapshot!("input_cjk_80x24", text);
+}
+
+#[test]
+fn messages_scrolled_up_show_what_is_below() {
+    let mut app = app_with(plan_run(PlanRun::Final));
+    draw(&app, SMALL.0, SMALL.1);
+    app.on_key(key(KeyCode::PageUp));
+    assert_snapshot!("plan_final_scrolled_80x24", screen(&app, SMALL.0, SMALL.1));
+}
+
+#[test]
+fn too_small_terminal_says_so() {
+    assert_snapshot!("too_small_20x8", screen(&app(), 20, 8));
+}
+
+#[test]
+fn resizing_redraws_at_the_new_size() {
+    let app = app_with(react(React::Final));
+    for (w, h) in [(80, 24), (100, 30), (60, 20), (200, 60), (30, 10)] {
+        let text = screen(&app, w, h);
+        assert_eq!(text.lines().filter(|l| !l.starts_with("cursor:")).count(), h as usize);
+        assert!(text.contains("qwen-0.5b"), "status bar missing at {w}x{h}:\n{text}");
+    }
+}
+
+#[test]
+fn current_plan_step_is_highlighted() {
+    let app = app_with(plan_run(PlanRun::Running));
+    let buffer = draw(&app, LARGE.0, LARGE.1);
+    let text = screen(&app, LARGE.0, LARGE.1);
+    let rows: Vec<u16> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| line.contains("2. 搜索包含 Agent 的文件 · local_file_search"))
+        .map(|(y, _)| y as u16)
+        .collect();
+    let [row] = rows[..] else { panic!("step 2 should be on one row: {rows:?}") };
+    let x = (0..LARGE.0).find(|x| buffer[(*x, row)].symbol() == "搜").expect("step text");
+    assert!(buffer[(x, row)].modifier.contains(Modifier::REVERSED), "current step not highlighted");
+    let done_row = row - 1;
+    let done_x = (0..LARGE.0).find(|x| buffer[(*x, done_row)].symbol() == "✓").expect("done mark");
+    assert_eq!(buffer[(done_x, done_row)].fg, Color::Green);
+    assert!(!buffer[(done_x, done_row)].modifier.contains(Modifier::REVERSED));
+}
+
+#[test]
+fn failed_tool_is_red_and_colours_avoid_fixed_white_and_black() {
+    let app = app_with(react(React::ToolsDone));
+    let buffer = draw(&app, LARGE.0, LARGE.1);
+    let failed = buffer.content().iter().find(|c| c.symbol() == "✗").expect("a failed mark");
+    assert_eq!(failed.fg, Color::Red);
+    for cell in buffer.content() {
+        for colour in [cell.fg, cell.bg] {
+            assert!(
+                !matches!(colour, Color::White | Color::Black | Color::Gray | Color::DarkGray | Color::Rgb(..)),
+                "fixed colour {colour:?} on {:?}",
+                cell.symbol()
+            );
+        }
+    }
+}
