@@ -108,11 +108,9 @@ pub fn to_openai_tool(function: &Value) -> Result<Value, String> {
 
 /// `simple_3` -> `simple`, `live_parallel_multiple_0-1-2` -> `live_parallel_multiple`.
 pub fn category_of(id: &str) -> String {
-    let cut = id.char_indices().filter(|&(i, c)| c == '_' && id[i + 1..].starts_with(|d: char| d.is_ascii_digit())).last();
-    match cut {
-        Some((i, _)) => id[..i].to_string(),
-        None => id.to_string(),
-    }
+    let number_follows = |i: usize| id.get(i + 1..).is_some_and(|rest| rest.starts_with(|d: char| d.is_ascii_digit()));
+    let cut = id.char_indices().rev().find(|&(i, c)| c == '_' && number_follows(i));
+    cut.and_then(|(i, _)| id.get(..i)).unwrap_or(id).to_string()
 }
 
 /// One question line as a case (without its expected calls).

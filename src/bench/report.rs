@@ -310,7 +310,18 @@ fn rate_cell(rate: Option<f64>, part: usize, whole: usize) -> String {
 }
 
 fn ms(value: f64) -> String {
-    format!("{value:.1} ms")
+    format!("{} ms", number(value))
+}
+
+/// Whole numbers bare, sub-unit values (the mock's latencies) with three decimals, else one.
+fn number(value: f64) -> String {
+    if value.fract() == 0.0 {
+        format!("{value:.0}")
+    } else if value.abs() < 1.0 {
+        format!("{value:.3}").trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        format!("{value:.1}")
+    }
 }
 
 fn tok_s(value: Option<f64>) -> String {
@@ -332,18 +343,16 @@ const CHART_MAX_CASES: usize = 60;
 
 fn bar_chart(out: &mut String, title: &str, labels: &[String], y_label: &str, values: &[f64], y_max: Option<f64>) {
     let top = y_max.unwrap_or_else(|| {
-        let max = values.iter().copied().fold(0.0f64, f64::max);
-        if max <= 0.0 {
-            1.0
-        } else {
-            (max * 1.1 * 10.0).ceil() / 10.0
-        }
+        let max = values.iter().copied().fold(0.0f64, f64::max) * 1.1;
+        // A round top a little above the tallest bar.
+        let step = if max > 0.0 { 10f64.powf(max.log10().floor()) } else { 1.0 };
+        [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0].iter().map(|m| (m * step * 1e6).round() / 1e6).find(|top| *top >= max).unwrap_or(10.0 * step)
     });
     let labels: Vec<String> = labels.iter().map(|l| format!("\"{}\"", mermaid_label(l))).collect();
-    let values: Vec<String> = values.iter().map(|v| format!("{v:.1}")).collect();
+    let values: Vec<String> = values.iter().map(|v| number(*v)).collect();
     let _ = writeln!(out, "```mermaid\nxychart-beta\n    title \"{}\"", mermaid_label(title));
     let _ = writeln!(out, "    x-axis [{}]", labels.join(", "));
-    let _ = writeln!(out, "    y-axis \"{}\" 0 --> {}", mermaid_label(y_label), format_args!("{top}"));
+    let _ = writeln!(out, "    y-axis \"{}\" 0 --> {}", mermaid_label(y_label), number(top));
     let _ = writeln!(out, "    bar [{}]\n```\n", values.join(", "));
 }
 
@@ -472,7 +481,7 @@ pub fn render_markdown(report: &Report) -> String {
         let latencies: Vec<f64> = shown.iter().map(|r| cell_of(r).map_or(0.0, |c| c.latency_ms_mean)).collect();
         let calls: Vec<f64> = shown.iter().map(|r| cell_of(r).map_or(0.0, |c| c.tool_calls as f64)).collect();
         bar_chart(&mut out, &format!("Latency per case (ms): {}", s.setting), &labels, "latency (ms)", &latencies, None);
-        let max_calls = calls.iter().copied().fold(1.0f64, f64::max).ceil() + 1.0;
+        let max_calls = calls.iter().copied().fold(1.0f64, f64::max) + 1.0;
         bar_chart(&mut out, &format!("Tool calls per case: {}", s.setting), &labels, "tool calls", &calls, Some(max_calls));
     }
     let setting_labels: Vec<String> = names.iter().map(|n| n.to_string()).collect();
@@ -628,8 +637,19 @@ mod tests {
         bar_chart(&mut out, "T \"x\"", &["a\"b".into(), "案例".into()], "ms", &[1.0, 9.5], None);
         assert_eq!(
             out,
-            "```mermaid\nxychart-beta\n    title \"T 'x'\"\n    x-axis [\"a'b\", \"案例\"]\n    y-axis \"ms\" 0 --> 10.5\n    bar [1.0, 9.5]\n```\n\n"
+            "```mermaid\nxychart-beta\n    title \"T 'x'\"\n    x-axis [\"a'b\", \"案例\"]\n    y-axis \"ms\" 0 --> 12\n    bar [1, 9.5]\n```\n\n"
         );
+    }
+
+    #[test]
+    fn numbers_read_well_at_every_scale() {
+        assert_eq!([number(0.0), number(0.0123), number(3.0), number(1574.46)], ["0", "0.012", "3", "1574.5"]);
+        let mut out = String::new();
+        bar_chart(&mut out, "t", &["a".into()], "ms", &[0.04], None);
+        assert!(out.contains("0 --> 0.05\n    bar [0.04]"), "{out}");
+        out.clear();
+        bar_chart(&mut out, "t", &["a".into()], "ms", &[9222.5], None);
+        assert!(out.contains("0 --> 12000\n"), "{out}");
     }
 
     #[test]

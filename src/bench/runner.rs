@@ -93,6 +93,11 @@ impl BenchPlan {
         self.settings.len() * self.cases.len() * self.repeat.max(1)
     }
 
+    /// Fails when a case has no tools to offer (neither its own nor the global schema).
+    pub fn check(&self) -> Result<(), BenchError> {
+        self.cases.iter().try_for_each(|case| self.tools_for(case).map(|_| ()))
+    }
+
     fn tools_for<'a>(&'a self, case: &'a BenchCase) -> Result<&'a Vec<Value>, BenchError> {
         case.tools.as_ref().or(self.tools.as_ref()).ok_or_else(|| BenchError::NoTools { case: case.id.clone() })
     }
@@ -176,9 +181,7 @@ pub fn run(
     stop: &AtomicBool,
     cancel: &AtomicBool,
 ) -> Result<BenchRun, BenchError> {
-    for case in &plan.cases {
-        plan.tools_for(case)?;
-    }
+    plan.check()?;
     let total = plan.decisions();
     let repeat = plan.repeat.max(1);
     let mut result = BenchRun::default();

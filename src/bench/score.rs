@@ -90,16 +90,16 @@ fn max_matching(ok: &[Vec<bool>], n_calls: usize) -> Vec<Option<usize>> {
     fn augment(i: usize, ok: &[Vec<bool>], seen: &mut [bool], owner: &mut [Option<usize>]) -> bool {
         for j in 0..seen.len() {
             let fits = ok.get(i).and_then(|row| row.get(j)).copied().unwrap_or(false);
-            if !fits || seen[j] {
-                continue;
+            match seen.get_mut(j) {
+                Some(seen_j) if fits && !*seen_j => *seen_j = true,
+                _ => continue,
             }
-            seen[j] = true;
-            let free = match owner[j] {
+            let free = match owner.get(j).copied().flatten() {
                 None => true,
                 Some(other) => augment(other, ok, seen, owner),
             };
-            if free {
-                owner[j] = Some(i);
+            if let Some(slot) = owner.get_mut(j).filter(|_| free) {
+                *slot = Some(i);
                 return true;
             }
         }
