@@ -191,3 +191,43 @@ fn bad_input_is_one_clear_error() {
     assert!(err.ends_with("zz_broken.json: messages: is empty"), "{err}");
     assert!(!dir.path().join("out/report.json").exists());
 }
+
+#[test]
+fn several_profiles_and_both_decodings_make_a_grid_of_settings() {
+    let dir = workspace();
+    let config = dir.path().join("model.yaml");
+    std::fs::write(
+        &config,
+        "model:\n  backend: mock\nmodels:\n  mock-a:\n    backend: mock\n    display_name: Mock A\n  mock-b:\n    backend: mock\n",
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let out = b4(
+        dir.path(),
+        &[
+            "bench", "--model_config", &config, "--cases_dir", "cases", "--tools_schema", "tools_schema.json", "--mode", "prompt_json",
+            "--model_name", "mock-a", "mock-b", "--tool_calling", "builtin", "--decoding", "both", "--ids", "calc", "--outdir", "out",
+        ],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = read_json(&dir.path().join("out/report.json"));
+    let settings: Vec<(Value, Value, Value)> = report["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["setting"].clone(), s["profile_label"].clone(), s["overall"]["correct"].clone()))
+        .collect();
+    assert_eq!(
+        settings,
+        vec![
+            (json!("mock-a-builtin-free"), json!("Mock A"), json!(1)),
+            (json!("mock-a-builtin-constrained"), json!("Mock A"), json!(1)),
+            (json!("mock-b-builtin-free"), json!("mock-b"), json!(1)),
+            (json!("mock-b-builtin-constrained"), json!("mock-b"), json!(1)),
+        ]
+    );
+    let raw = read_json(&dir.path().join("out/mock-b-builtin-constrained/calc/raw_model_output.json"));
+    assert_eq!((&raw["decoding"], &raw["tool_calling"], &raw["profile"]), (&json!("constrained"), &json!("builtin"), &json!("mock-b")));
+    let md = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
+    assert!(md.contains("| profile | Mock A | Mock A | mock-b | mock-b |"), "{md}");
+}

@@ -39,8 +39,7 @@ pub struct BenchArgs {
     /// Tools schema for cases that bring no tools of their own.
     #[arg(long = "tools_schema", alias = "tools-schema", value_name = "FILE")]
     pub tools_schema: Option<PathBuf>,
-    /// mock: the deterministic mock brain; prompt_json: one ReAct decision per case;
-    /// plan_execute: a plan per case, its steps' calls scored.
+    /// What each decision is asked for.
     #[arg(long, value_enum, default_value = "prompt_json")]
     pub mode: BenchMode,
     /// How tools reach the model; `both` runs each way (default: the config's).
@@ -137,13 +136,13 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         exclusivity: config.runtime.exclusivity,
     };
     plan.check()?;
-    std::fs::create_dir_all(&args.outdir).with_context(|| format!("{}: cannot create", args.outdir.display()))?;
     let mut brains: BTreeMap<String, Box<dyn Brain>> = BTreeMap::new();
     for profile in &profiles {
         eprintln!("model: {}", profile.label());
-        let brain = make_brain(profile).with_context(|| format!("profile {}", profile.name))?;
+        let brain = make_brain(profile).with_context(|| format!("cannot start profile {}", profile.name))?;
         brains.insert(profile.name.clone(), brain);
     }
+    std::fs::create_dir_all(&args.outdir).with_context(|| format!("{}: cannot create", args.outdir.display()))?;
     eprintln!(
         "bench: {} cases x {} settings x {} runs = {} decisions",
         plan.cases.len(),
