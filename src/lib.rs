@@ -7,10 +7,12 @@
 //! | B3 tool layer (schema, validation, dispatch) | [`tools`] |
 //! | B4 brain (candle Qwen, prompts, parsing) | [`brain`] |
 //! | B5 memory | [`memory`] |
+//! | the benchmark | [`bench`] |
 //!
 //! [`protocol`] holds the messages and the one event type the engine sends to the CLI and
 //! the TUI; [`tui`] renders it; [`bench`] measures the brain.
 
+pub mod bench;
 pub mod brain;
 pub mod cli;
 pub mod memory;

@@ -2,6 +2,7 @@
 //! `--tools_schema`, ...); kebab-case works too. Errors reach one place, `main`, as one
 //! line with their context.
 
+mod bench;
 mod chat;
 mod decide;
 mod misc;
@@ -37,6 +38,8 @@ pub enum Cmd {
     Tool(misc::ToolArgs),
     /// Read the agent's memory files.
     Memory(misc::MemoryArgs),
+    /// Run bench cases (or BFCL question files) and score validity, correctness and speed.
+    Bench(bench::BenchArgs),
 }
 
 /// The decision mode of `b4 decide`, as in the seeds.
@@ -119,6 +122,7 @@ pub fn main() -> Result<ExitCode> {
         Some(Cmd::Schema) => misc::schema(),
         Some(Cmd::Tool(args)) => misc::tool(args),
         Some(Cmd::Memory(args)) => misc::memory(args),
+        Some(Cmd::Bench(args)) => bench::run(args),
         None => {
             use clap::CommandFactory;
             Cli::command().print_help()?;

@@ -1,0 +1,660 @@
+//! The numbers of a run and their three renderings: `report.json` (everything),
+//! `report.md` (tables and Mermaid `xychart-beta` charts), and a compact console table.
+//!
+//! Rates are fractions (0..1) in JSON and percentages in text. Validity counts every
+//! decision; accuracy counts the decisions of cases that have an expected decision (an
+//! invalid output or a brain error there is incorrect). Percentiles are nearest-rank.
+//! Decode tok/s is the mean over decisions that report a speed (the mock reports none).
+//! Agreement (with `--repeat`): for each case, the fraction of its runs that share the
+//! most common outcome (correct, incorrect, valid, invalid, error).
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use unicode_width::UnicodeWidthStr;
+
+use super::runner::{BenchMode, BenchPlan, BenchRun, CaseRecord, RecordStatus};
+
+/// How the run was started, for the report's header.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ReportMeta {
+    pub command: String,
+    pub started_at: String,
+    pub finished_at: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Latency {
+    pub mean: f64,
+    pub p50: f64,
+    pub p95: f64,
+}
+
+/// Figures over a set of decisions.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Stats {
+    pub decisions: usize,
+    pub valid: usize,
+    pub validity: f64,
+    /// Decisions of cases that have an expected decision.
+    pub scored: usize,
+    pub correct: usize,
+    /// `None` when nothing was scored.
+    pub accuracy: Option<f64>,
+    pub errors: usize,
+    pub latency_ms: Latency,
+    pub decode_tok_s: Option<f64>,
+    pub prompt_tokens_mean: f64,
+    pub generated_tokens_mean: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CategoryStats {
+    pub category: String,
+    pub stats: Stats,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Agreement {
+    /// Mean over cases of the fraction of runs agreeing with the case's majority outcome.
+    pub mean: f64,
+    /// Cases whose runs all agree.
+    pub unanimous: usize,
+    pub cases: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SettingSummary {
+    pub setting: String,
+    pub profile: String,
+    pub profile_label: String,
+    pub tool_calling: String,
+    pub decoding: String,
+    pub overall: Stats,
+    /// In the order the categories first appear among the cases.
+    pub categories: Vec<CategoryStats>,
+    /// With `--repeat` above 1.
+    pub agreement: Option<Agreement>,
+}
+
+/// The outcome of one decision, as the per-case table shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Correct,
+    Incorrect,
+    /// Parsed; the case has no expected decision.
+    Valid,
+    Invalid,
+    Error,
+}
+
+impl Outcome {
+    pub fn of(record: &CaseRecord) -> Self {
+        match (record.status, record.correct) {
+            (RecordStatus::Error, _) => Outcome::Error,
+            (RecordStatus::Invalid, _) => Outcome::Invalid,
+            (RecordStatus::Success, Some(true)) => Outcome::Correct,
+            (RecordStatus::Success, Some(false)) => Outcome::Incorrect,
+            (RecordStatus::Success, None) => Outcome::Valid,
+        }
+    }
+
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Outcome::Correct => "✅",
+            Outcome::Incorrect => "❌",
+            Outcome::Valid => "☑️",
+            Outcome::Invalid => "⚠️",
+            Outcome::Error => "💥",
+        }
+    }
+
+    /// One ASCII word, for the console.
+    pub fn word(self) -> &'static str {
+        match self {
+            Outcome::Correct => "ok",
+            Outcome::Incorrect => "WRONG",
+            Outcome::Valid => "valid",
+            Outcome::Invalid => "INVALID",
+            Outcome::Error => "ERROR",
+        }
+    }
+}
+
+/// One case under one setting, over its runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CaseCell {
+    pub setting: String,
+    pub runs: usize,
+    /// The most common outcome over the runs (the earliest on a tie).
+    pub outcome: Outcome,
+    /// Fraction of runs with that outcome.
+    pub agreement: f64,
+    pub correct_runs: usize,
+    pub valid_runs: usize,
+    /// Calls of the first run.
+    pub tool_calls: usize,
+    pub latency_ms_mean: f64,
+    /// The first run's reason for not being correct, or its error.
+    pub reason: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CaseRow {
+    pub case: String,
+    pub category: String,
+    pub scored: bool,
+    /// One per setting that ran this case, in settings order.
+    pub cells: Vec<CaseCell>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    pub command: String,
+    pub started_at: String,
+    pub finished_at: String,
+    pub mode: BenchMode,
+    pub repeat: usize,
+    pub interrupted: bool,
+    /// Decisions planned and made.
+    pub planned: usize,
+    pub completed: usize,
+    pub settings: Vec<SettingSummary>,
+    pub cases: Vec<CaseRow>,
+    pub records: Vec<CaseRecord>,
+}
+
+/// Nearest-rank percentile of sorted values (0 for none).
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted.get(rank.clamp(1, sorted.len()) - 1).copied().unwrap_or(0.0)
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    (n > 0).then(|| sum / n as f64)
+}
+
+pub fn stats(records: &[&CaseRecord]) -> Stats {
+    let n = records.len();
+    let valid = records.iter().filter(|r| r.valid).count();
+    let scored = records.iter().filter(|r| r.correct.is_some()).count();
+    let correct = records.iter().filter(|r| r.correct == Some(true)).count();
+    let mut latencies: Vec<f64> = records.iter().map(|r| r.latency_ms).collect();
+    latencies.sort_by(f64::total_cmp);
+    Stats {
+        decisions: n,
+        valid,
+        validity: if n == 0 { 0.0 } else { valid as f64 / n as f64 },
+        scored,
+        correct,
+        accuracy: (scored > 0).then(|| correct as f64 / scored as f64),
+        errors: records.iter().filter(|r| r.status == RecordStatus::Error).count(),
+        latency_ms: Latency { mean: mean(latencies.iter().copied()).unwrap_or(0.0), p50: percentile(&latencies, 50.0), p95: percentile(&latencies, 95.0) },
+        decode_tok_s: mean(records.iter().map(|r| r.decode_tok_s).filter(|s| *s > 0.0)),
+        prompt_tokens_mean: mean(records.iter().map(|r| r.prompt_tokens as f64)).unwrap_or(0.0),
+        generated_tokens_mean: mean(records.iter().map(|r| r.generated_tokens as f64)).unwrap_or(0.0),
+    }
+}
+
+fn cell(setting: &str, runs: &[&CaseRecord]) -> Option<CaseCell> {
+    let first = runs.first()?;
+    let outcomes: Vec<Outcome> = runs.iter().map(|r| Outcome::of(r)).collect();
+    let mut majority = (Outcome::of(first), 0usize);
+    for o in &outcomes {
+        let count = outcomes.iter().filter(|x| *x == o).count();
+        if count > majority.1 {
+            majority = (*o, count);
+        }
+    }
+    Some(CaseCell {
+        setting: setting.to_string(),
+        runs: runs.len(),
+        outcome: majority.0,
+        agreement: majority.1 as f64 / runs.len() as f64,
+        correct_runs: runs.iter().filter(|r| r.correct == Some(true)).count(),
+        valid_runs: runs.iter().filter(|r| r.valid).count(),
+        tool_calls: first.tool_calls,
+        latency_ms_mean: mean(runs.iter().map(|r| r.latency_ms)).unwrap_or(0.0),
+        reason: first.reason.clone().or_else(|| first.error.clone().filter(|_| !first.valid)),
+    })
+}
+
+/// The report of a run.
+pub fn build_report(plan: &BenchPlan, run: &BenchRun, meta: ReportMeta) -> Report {
+    let repeat = plan.repeat.max(1);
+    let mut categories: Vec<&str> = Vec::new();
+    for case in &plan.cases {
+        if !categories.contains(&case.category.as_str()) {
+            categories.push(&case.category);
+        }
+    }
+    let cases: Vec<CaseRow> = plan
+        .cases
+        .iter()
+        .map(|case| CaseRow {
+            case: case.id.clone(),
+            category: case.category.clone(),
+            scored: case.expected.is_some(),
+            cells: plan
+                .settings
+                .iter()
+                .filter_map(|s| {
+                    let runs: Vec<&CaseRecord> = run.records.iter().filter(|r| r.setting == s.name && r.case == case.id).collect();
+                    cell(&s.name, &runs)
+                })
+                .collect(),
+        })
+        .collect();
+    let settings = plan
+        .settings
+        .iter()
+        .map(|s| {
+            let mine: Vec<&CaseRecord> = run.records.iter().filter(|r| r.setting == s.name).collect();
+            let by_category = categories
+                .iter()
+                .filter_map(|cat| {
+                    let records: Vec<&CaseRecord> = mine.iter().copied().filter(|r| r.category == *cat).collect();
+                    (!records.is_empty()).then(|| CategoryStats { category: cat.to_string(), stats: stats(&records) })
+                })
+                .collect();
+            let cells: Vec<&CaseCell> = cases.iter().flat_map(|row| row.cells.iter().filter(|c| c.setting == s.name)).collect();
+            let agreement = (repeat > 1 && !cells.is_empty()).then(|| Agreement {
+                mean: mean(cells.iter().map(|c| c.agreement)).unwrap_or(0.0),
+                unanimous: cells.iter().filter(|c| c.agreement >= 1.0).count(),
+                cases: cells.len(),
+            });
+            SettingSummary {
+                setting: s.name.clone(),
+                profile: s.profile.name.clone(),
+                profile_label: s.profile.label().to_string(),
+                tool_calling: s.tool_calling.as_str().to_string(),
+                decoding: match s.decoding {
+                    crate::brain::Decoding::Free => "free".into(),
+                    crate::brain::Decoding::Constrained => "constrained".into(),
+                },
+                overall: stats(&mine),
+                categories: by_category,
+                agreement,
+            }
+        })
+        .collect();
+    Report {
+        command: meta.command,
+        started_at: meta.started_at,
+        finished_at: meta.finished_at,
+        mode: plan.mode,
+        repeat,
+        interrupted: run.interrupted,
+        planned: plan.decisions(),
+        completed: run.records.len(),
+        settings,
+        cases,
+        records: run.records.clone(),
+    }
+}
+
+fn pct(rate: f64) -> String {
+    format!("{:.1}%", rate * 100.0)
+}
+
+fn rate_cell(rate: Option<f64>, part: usize, whole: usize) -> String {
+    match rate {
+        Some(rate) => format!("{} ({part}/{whole})", pct(rate)),
+        None => "–".into(),
+    }
+}
+
+fn ms(value: f64) -> String {
+    format!("{} ms", number(value))
+}
+
+/// Whole numbers bare, sub-unit values (the mock's latencies) with three decimals, else one.
+fn number(value: f64) -> String {
+    if value.fract() == 0.0 {
+        format!("{value:.0}")
+    } else if value.abs() < 1.0 {
+        format!("{value:.3}").trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        format!("{value:.1}")
+    }
+}
+
+fn tok_s(value: Option<f64>) -> String {
+    value.map_or_else(|| "–".into(), |v| format!("{v:.1}"))
+}
+
+/// Text safe inside a Markdown table cell.
+fn md_cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// Text safe inside a Mermaid quoted string.
+fn mermaid_label(text: &str) -> String {
+    text.replace('"', "'")
+}
+
+/// Mermaid `xychart-beta` bar charts stay readable up to about this many cases.
+const CHART_MAX_CASES: usize = 60;
+
+fn bar_chart(out: &mut String, title: &str, labels: &[String], y_label: &str, values: &[f64], y_max: Option<f64>) {
+    let top = y_max.unwrap_or_else(|| {
+        let max = values.iter().copied().fold(0.0f64, f64::max) * 1.1;
+        // A round top a little above the tallest bar.
+        let step = if max > 0.0 { 10f64.powf(max.log10().floor()) } else { 1.0 };
+        [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0].iter().map(|m| (m * step * 1e6).round() / 1e6).find(|top| *top >= max).unwrap_or(10.0 * step)
+    });
+    let labels: Vec<String> = labels.iter().map(|l| format!("\"{}\"", mermaid_label(l))).collect();
+    let values: Vec<String> = values.iter().map(|v| number(*v)).collect();
+    let _ = writeln!(out, "```mermaid\nxychart-beta\n    title \"{}\"", mermaid_label(title));
+    let _ = writeln!(out, "    x-axis [{}]", labels.join(", "));
+    let _ = writeln!(out, "    y-axis \"{}\" 0 --> {}", mermaid_label(y_label), number(top));
+    let _ = writeln!(out, "    bar [{}]\n```\n", values.join(", "));
+}
+
+/// `report.md`.
+pub fn render_markdown(report: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# Bench report\n");
+    let _ = writeln!(out, "- command: `{}`", report.command);
+    let _ = writeln!(
+        out,
+        "- mode: {} · repeat: {} · cases: {} · settings: {}",
+        report.mode.as_str(),
+        report.repeat,
+        report.cases.len(),
+        report.settings.len()
+    );
+    let _ = writeln!(out, "- started {} · finished {}", report.started_at, report.finished_at);
+    if report.interrupted {
+        let _ = writeln!(out, "- **interrupted**: {} of {} decisions ran", report.completed, report.planned);
+    }
+    out.push('\n');
+
+    let names: Vec<&str> = report.settings.iter().map(|s| s.setting.as_str()).collect();
+    let _ = writeln!(out, "## Settings\n");
+    let _ = writeln!(out, "| | {} |", names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" | "));
+    let _ = writeln!(out, "|---|{}", "---|".repeat(names.len()));
+    let row = |out: &mut String, label: &str, f: &dyn Fn(&SettingSummary) -> String| {
+        let cells: Vec<String> = report.settings.iter().map(|s| md_cell(&f(s))).collect();
+        let _ = writeln!(out, "| {label} | {} |", cells.join(" | "));
+    };
+    row(&mut out, "profile", &|s| s.profile_label.clone());
+    row(&mut out, "tool calling", &|s| s.tool_calling.clone());
+    row(&mut out, "decoding", &|s| s.decoding.clone());
+    row(&mut out, "decisions", &|s| s.overall.decisions.to_string());
+    row(&mut out, "validity", &|s| rate_cell(Some(s.overall.validity), s.overall.valid, s.overall.decisions));
+    row(&mut out, "accuracy", &|s| rate_cell(s.overall.accuracy, s.overall.correct, s.overall.scored));
+    row(&mut out, "brain errors", &|s| s.overall.errors.to_string());
+    row(&mut out, "latency mean", &|s| ms(s.overall.latency_ms.mean));
+    row(&mut out, "latency p50", &|s| ms(s.overall.latency_ms.p50));
+    row(&mut out, "latency p95", &|s| ms(s.overall.latency_ms.p95));
+    row(&mut out, "decode tok/s", &|s| tok_s(s.overall.decode_tok_s));
+    row(&mut out, "prompt tokens (mean)", &|s| format!("{:.0}", s.overall.prompt_tokens_mean));
+    row(&mut out, "generated tokens (mean)", &|s| format!("{:.0}", s.overall.generated_tokens_mean));
+    if report.repeat > 1 {
+        row(&mut out, "agreement", &|s| {
+            s.agreement.as_ref().map_or_else(|| "–".into(), |a| format!("{} ({}/{} cases unanimous)", pct(a.mean), a.unanimous, a.cases))
+        });
+    }
+    out.push('\n');
+
+    let _ = writeln!(out, "## By category\n");
+    let _ = writeln!(out, "| category | {} |", names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" | "));
+    let _ = writeln!(out, "|---|{}", "---|".repeat(names.len()));
+    let mut categories: Vec<&str> = Vec::new();
+    for row in &report.cases {
+        if !categories.contains(&row.category.as_str()) {
+            categories.push(&row.category);
+        }
+    }
+    for cat in categories {
+        let cells: Vec<String> = report
+            .settings
+            .iter()
+            .map(|s| match s.categories.iter().find(|c| c.category == cat) {
+                Some(c) => format!(
+                    "accuracy {} · validity {} · p50 {}",
+                    rate_cell(c.stats.accuracy, c.stats.correct, c.stats.scored),
+                    pct(c.stats.validity),
+                    ms(c.stats.latency_ms.p50)
+                ),
+                None => "–".into(),
+            })
+            .collect();
+        let _ = writeln!(out, "| {} | {} |", md_cell(cat), cells.join(" | "));
+    }
+    out.push('\n');
+
+    let _ = writeln!(out, "## Per case\n");
+    let _ = writeln!(out, "✅ correct · ❌ wrong call · ☑️ valid (no expected decision) · ⚠️ output did not parse · 💥 brain error{}\n",
+        if report.repeat > 1 { " · k/n: runs with the majority outcome" } else { "" });
+    let _ = writeln!(out, "| case | category | {} |", names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" | "));
+    let _ = writeln!(out, "|---|---|{}", "---|".repeat(names.len()));
+    for row in &report.cases {
+        let cells: Vec<String> = report
+            .settings
+            .iter()
+            .map(|s| match row.cells.iter().find(|c| c.setting == s.setting) {
+                Some(c) => {
+                    let agreement = if report.repeat > 1 {
+                        format!(" {}/{}", (c.agreement * c.runs as f64).round() as usize, c.runs)
+                    } else {
+                        String::new()
+                    };
+                    let calls = if c.tool_calls == 1 { "1 call".to_string() } else { format!("{} calls", c.tool_calls) };
+                    format!("{}{agreement} · {calls} · {}", c.outcome.symbol(), ms(c.latency_ms_mean))
+                }
+                None => "not run".into(),
+            })
+            .collect();
+        let _ = writeln!(out, "| {} | {} | {} |", md_cell(&row.case), md_cell(&row.category), cells.join(" | "));
+    }
+    out.push('\n');
+
+    let failures: Vec<(&str, &str, &str)> = report
+        .cases
+        .iter()
+        .flat_map(|row| row.cells.iter().filter_map(move |c| c.reason.as_deref().map(|r| (c.setting.as_str(), row.case.as_str(), r))))
+        .collect();
+    if !failures.is_empty() {
+        let _ = writeln!(out, "## Why cases failed\n");
+        let _ = writeln!(out, "| setting | case | reason |\n|---|---|---|");
+        for (setting, case, reason) in failures {
+            let _ = writeln!(out, "| `{setting}` | {} | {} |", md_cell(case), md_cell(reason));
+        }
+        out.push('\n');
+    }
+
+    let _ = writeln!(out, "## Charts\n");
+    if report.cases.len() > CHART_MAX_CASES {
+        let _ = writeln!(out, "The per-case charts show the first {CHART_MAX_CASES} of {} cases.\n", report.cases.len());
+    }
+    let shown: Vec<&CaseRow> = report.cases.iter().take(CHART_MAX_CASES).collect();
+    let labels: Vec<String> = shown.iter().map(|r| r.case.clone()).collect();
+    for s in &report.settings {
+        let cell_of = |row: &CaseRow| row.cells.iter().find(|c| c.setting == s.setting).cloned();
+        let latencies: Vec<f64> = shown.iter().map(|r| cell_of(r).map_or(0.0, |c| c.latency_ms_mean)).collect();
+        let calls: Vec<f64> = shown.iter().map(|r| cell_of(r).map_or(0.0, |c| c.tool_calls as f64)).collect();
+        bar_chart(&mut out, &format!("Latency per case (ms): {}", s.setting), &labels, "latency (ms)", &latencies, None);
+        let max_calls = calls.iter().copied().fold(1.0f64, f64::max) + 1.0;
+        bar_chart(&mut out, &format!("Tool calls per case: {}", s.setting), &labels, "tool calls", &calls, Some(max_calls));
+    }
+    let setting_labels: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let validity: Vec<f64> = report.settings.iter().map(|s| s.overall.validity * 100.0).collect();
+    bar_chart(&mut out, "Validity per setting (%)", &setting_labels, "validity (%)", &validity, Some(100.0));
+    if report.settings.iter().any(|s| s.overall.accuracy.is_some()) {
+        let accuracy: Vec<f64> = report.settings.iter().map(|s| s.overall.accuracy.unwrap_or(0.0) * 100.0).collect();
+        bar_chart(&mut out, "Accuracy per setting (%)", &setting_labels, "accuracy (%)", &accuracy, Some(100.0));
+    }
+    out
+}
+
+fn pad(text: &str, width: usize) -> String {
+    let w = UnicodeWidthStr::width(text);
+    format!("{text}{}", " ".repeat(width.saturating_sub(w)))
+}
+
+fn table(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| rows.iter().filter_map(|r| r.get(i)).map(|c| UnicodeWidthStr::width(c.as_str())).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let cells: Vec<String> = row.iter().zip(&widths).map(|(c, w)| pad(c, *w)).collect();
+        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+    }
+    out
+}
+
+/// The compact table printed at the end of a run: one line per setting, then one line
+/// per case (up to 40 cases) with each setting's outcome.
+pub fn render_table(report: &Report) -> String {
+    let mut rows = vec![["setting", "valid", "accuracy", "mean", "p50", "p95", "tok/s"].map(String::from).to_vec()];
+    for s in &report.settings {
+        let o = &s.overall;
+        rows.push(vec![
+            s.setting.clone(),
+            pct(o.validity),
+            rate_cell(o.accuracy, o.correct, o.scored),
+            ms(o.latency_ms.mean),
+            ms(o.latency_ms.p50),
+            ms(o.latency_ms.p95),
+            tok_s(o.decode_tok_s),
+        ]);
+    }
+    let mut out = table(&rows);
+    if report.cases.len() <= 40 {
+        out.push('\n');
+        let mut rows = vec![std::iter::once("case".to_string()).chain(report.settings.iter().map(|s| s.setting.clone())).collect::<Vec<_>>()];
+        for row in &report.cases {
+            let mut line = vec![row.case.clone()];
+            for s in &report.settings {
+                line.push(match row.cells.iter().find(|c| c.setting == s.setting) {
+                    Some(c) => format!("{} {}", c.outcome.word(), c.tool_calls),
+                    None => "-".into(),
+                });
+            }
+            rows.push(line);
+        }
+        out.push_str(&table(&rows));
+    }
+    if report.interrupted {
+        let _ = writeln!(out, "\ninterrupted: {} of {} decisions ran", report.completed, report.planned);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(case: &str, run: usize, status: RecordStatus, correct: Option<bool>, latency_ms: f64) -> CaseRecord {
+        CaseRecord {
+            setting: "s".into(),
+            case: case.into(),
+            category: "simple".into(),
+            run,
+            status,
+            valid: status == RecordStatus::Success,
+            correct,
+            reason: correct.filter(|c| !c).map(|_| "wrong".into()),
+            error: None,
+            latency_ms,
+            prompt_tokens: 100,
+            reused_tokens: 0,
+            generated_tokens: 10,
+            decode_tok_s: if status == RecordStatus::Success { 20.0 } else { 0.0 },
+            tool_calls: 1,
+            tool_names: vec!["calculator".into()],
+            content_len: 0,
+            format: None,
+            attempts: 1,
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn stats_count_validity_accuracy_and_nearest_rank_latency() {
+        let records = [
+            record("a", 1, RecordStatus::Success, Some(true), 10.0),
+            record("b", 1, RecordStatus::Success, Some(false), 30.0),
+            record("c", 1, RecordStatus::Invalid, Some(false), 20.0),
+            record("d", 1, RecordStatus::Success, None, 40.0),
+            record("e", 1, RecordStatus::Error, None, 1000.0),
+        ];
+        let refs: Vec<&CaseRecord> = records.iter().collect();
+        let s = stats(&refs);
+        assert_eq!(
+            s,
+            Stats {
+                decisions: 5,
+                valid: 3,
+                validity: 0.6,
+                scored: 3,
+                correct: 1,
+                accuracy: Some(1.0 / 3.0),
+                errors: 1,
+                latency_ms: Latency { mean: 220.0, p50: 30.0, p95: 1000.0 },
+                decode_tok_s: Some(20.0),
+                prompt_tokens_mean: 100.0,
+                generated_tokens_mean: 10.0,
+            }
+        );
+        assert_eq!(stats(&[]).accuracy, None);
+    }
+
+    #[test]
+    fn a_cell_takes_the_majority_outcome_and_its_agreement() {
+        let runs = [
+            record("a", 1, RecordStatus::Success, Some(false), 10.0),
+            record("a", 2, RecordStatus::Success, Some(true), 20.0),
+            record("a", 3, RecordStatus::Success, Some(true), 30.0),
+        ];
+        let refs: Vec<&CaseRecord> = runs.iter().collect();
+        let c = cell("s", &refs).unwrap();
+        assert_eq!((c.outcome, c.runs, c.correct_runs, c.valid_runs), (Outcome::Correct, 3, 2, 3));
+        assert!((c.agreement - 2.0 / 3.0).abs() < 1e-9);
+        assert_eq!(c.latency_ms_mean, 20.0);
+        assert_eq!(c.reason.as_deref(), Some("wrong"));
+    }
+
+    #[test]
+    fn percentiles_of_one_value_are_that_value() {
+        assert_eq!(percentile(&[7.0], 50.0), 7.0);
+        assert_eq!(percentile(&[7.0], 95.0), 7.0);
+        assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0], 50.0), 2.0);
+    }
+
+    #[test]
+    fn charts_quote_labels_and_scale_the_axis() {
+        let mut out = String::new();
+        bar_chart(&mut out, "T \"x\"", &["a\"b".into(), "案例".into()], "ms", &[1.0, 9.5], None);
+        assert_eq!(
+            out,
+            "```mermaid\nxychart-beta\n    title \"T 'x'\"\n    x-axis [\"a'b\", \"案例\"]\n    y-axis \"ms\" 0 --> 12\n    bar [1, 9.5]\n```\n\n"
+        );
+    }
+
+    #[test]
+    fn numbers_read_well_at_every_scale() {
+        assert_eq!([number(0.0), number(0.0123), number(3.0), number(1574.46)], ["0", "0.012", "3", "1574.5"]);
+        let mut out = String::new();
+        bar_chart(&mut out, "t", &["a".into()], "ms", &[0.04], None);
+        assert!(out.contains("0 --> 0.05\n    bar [0.04]"), "{out}");
+        out.clear();
+        bar_chart(&mut out, "t", &["a".into()], "ms", &[9222.5], None);
+        assert!(out.contains("0 --> 12000\n"), "{out}");
+    }
+
+    #[test]
+    fn the_console_table_aligns_wide_characters() {
+        let rows = vec![vec!["案例".to_string(), "x".to_string()], vec!["ab".to_string(), "y".to_string()]];
+        assert_eq!(table(&rows), "案例  x\nab    y\n");
+    }
+}

@@ -1,0 +1,428 @@
+//! Correctness, checked the way the Berkeley Function Calling Leaderboard's AST checker
+//! does: the right function names, the right number of calls (matched one to one in any
+//! order), the tool's required params present, no params the tool does not have, values
+//! of the schema's types, and each checked value equal to one of the accepted values.
+//!
+//! Value equality: numbers compare by value, so an int is accepted for a float (`5` for
+//! `5.0`; a float where the schema says `integer` fails the type check); strings compare
+//! after trimming and Unicode lower-casing, with no punctuation stripped (unlike BFCL,
+//! which drops `,./-_*^` and spaces: paths and expressions are meaningful here, so the
+//! cases list their spelling variants instead); lists compare element by element; an
+//! accepted object is a nested spec `{key: [accepted values]}` as in BFCL (`""` marks an
+//! optional key, unknown keys fail). A param of the tool that the expected call does not
+//! list is not checked (BFCL instead rejects it; its answers list every param).
+
+use serde_json::Value;
+
+use super::case::{Expected, ExpectedCall};
+use crate::protocol::ToolCall;
+
+/// `Ok` when the calls are the expected decision, else why not.
+pub fn score(expected: &Expected, calls: &[ToolCall], tools: &[Value]) -> Result<(), String> {
+    let expected = match expected {
+        Expected::NoToolCall if calls.is_empty() => return Ok(()),
+        Expected::NoToolCall => return Err(format!("expected no tool call, got {}: {}", calls.len(), names(calls.iter().map(|c| c.name.as_str())))),
+        Expected::ToolCalls(expected) => expected,
+    };
+    let want = names(expected.iter().map(|c| c.name.as_str()));
+    if calls.is_empty() {
+        return Err(format!("expected {} ({want}), got a final answer", plural(expected.len())));
+    }
+    if calls.len() != expected.len() {
+        let got = names(calls.iter().map(|c| c.name.as_str()));
+        return Err(format!("expected {} ({want}), got {} ({got})", plural(expected.len()), calls.len()));
+    }
+    let mut want_sorted: Vec<&str> = expected.iter().map(|c| c.name.as_str()).collect();
+    let mut got_sorted: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+    want_sorted.sort_unstable();
+    got_sorted.sort_unstable();
+    if want_sorted != got_sorted {
+        return Err(format!("expected calls to {}, got {}", names(want_sorted.into_iter()), names(got_sorted.into_iter())));
+    }
+    let checks: Vec<Vec<Result<(), String>>> =
+        expected.iter().map(|e| calls.iter().map(|c| check_call(e, c, parameters_of(tools, &c.name))).collect()).collect();
+    let ok: Vec<Vec<bool>> = checks.iter().map(|row| row.iter().map(Result::is_ok).collect()).collect();
+    let assignment = max_matching(&ok, calls.len());
+    let mut reasons = Vec::new();
+    for (i, assigned) in assignment.iter().enumerate() {
+        if assigned.is_some() {
+            continue;
+        }
+        // Explain with the first same-named call left unassigned (else any same-named one).
+        let taken: Vec<usize> = assignment.iter().flatten().copied().collect();
+        let same_name = |j: &usize| calls.get(*j).is_some_and(|c| expected.get(i).is_some_and(|e| e.name == c.name));
+        let j = (0..calls.len()).filter(same_name).find(|j| !taken.contains(j)).or_else(|| (0..calls.len()).find(same_name));
+        if let Some(Err(reason)) = j.and_then(|j| checks.get(i).and_then(|row| row.get(j))) {
+            reasons.push(reason.clone());
+        }
+    }
+    if reasons.is_empty() {
+        Ok(())
+    } else {
+        Err(reasons.join("; "))
+    }
+}
+
+fn plural(n: usize) -> String {
+    if n == 1 {
+        "1 call".into()
+    } else {
+        format!("{n} calls")
+    }
+}
+
+fn names<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    format!("[{}]", names.collect::<Vec<_>>().join(", "))
+}
+
+/// The `parameters` schema of the tool named `name`.
+pub fn parameters_of<'a>(tools: &'a [Value], name: &str) -> Option<&'a Value> {
+    tools
+        .iter()
+        .filter_map(|t| t.get("function"))
+        .find(|f| f.get("name").and_then(Value::as_str) == Some(name))
+        .map(|f| f.get("parameters").unwrap_or(&Value::Null))
+}
+
+/// For each expected call, the call assigned to it in a maximum one-to-one matching
+/// (augmenting paths; calls are few).
+fn max_matching(ok: &[Vec<bool>], n_calls: usize) -> Vec<Option<usize>> {
+    fn augment(i: usize, ok: &[Vec<bool>], seen: &mut [bool], owner: &mut [Option<usize>]) -> bool {
+        for j in 0..seen.len() {
+            let fits = ok.get(i).and_then(|row| row.get(j)).copied().unwrap_or(false);
+            match seen.get_mut(j) {
+                Some(seen_j) if fits && !*seen_j => *seen_j = true,
+                _ => continue,
+            }
+            let free = match owner.get(j).copied().flatten() {
+                None => true,
+                Some(other) => augment(other, ok, seen, owner),
+            };
+            if let Some(slot) = owner.get_mut(j).filter(|_| free) {
+                *slot = Some(i);
+                return true;
+            }
+        }
+        false
+    }
+    let mut owner: Vec<Option<usize>> = vec![None; n_calls];
+    for i in 0..ok.len() {
+        augment(i, ok, &mut vec![false; n_calls], &mut owner);
+    }
+    let mut assignment = vec![None; ok.len()];
+    for (j, i) in owner.iter().enumerate() {
+        if let Some(slot) = i.and_then(|i| assignment.get_mut(i)) {
+            *slot = Some(j);
+        }
+    }
+    assignment
+}
+
+/// One call against one expected call; `parameters` is the tool's schema when known.
+pub fn check_call(expected: &ExpectedCall, call: &ToolCall, parameters: Option<&Value>) -> Result<(), String> {
+    let name = &call.name;
+    if *name != expected.name {
+        return Err(format!("expected a call to {}, got {name}", expected.name));
+    }
+    if let Some(parameters) = parameters {
+        let required = parameters.get("required").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        if let Some(missing) = required.iter().filter_map(Value::as_str).find(|r| !call.args.contains_key(*r)) {
+            return Err(format!("{name}: missing required param '{missing}'"));
+        }
+        let properties = parameters.get("properties").and_then(Value::as_object);
+        for (param, value) in &call.args {
+            let Some(schema) = properties.and_then(|p| p.get(param)) else {
+                return Err(format!("{name}: unknown param '{param}'"));
+            };
+            check_type(value, schema, &format!("{name}: param '{param}'"))?;
+        }
+    }
+    for (param, accepted) in &expected.args {
+        match call.args.get(param) {
+            Some(value) if accepted.iter().any(|a| value_matches(value, a)) => {}
+            Some(value) => {
+                return Err(format!("{name}: param '{param}': got {}, expected one of {}", short(value), short(&Value::from(accepted.clone()))));
+            }
+            None if accepted.iter().any(is_optional_marker) => {}
+            None => return Err(format!("{name}: missing param '{param}' (expected one of {})", short(&Value::from(accepted.clone())))),
+        }
+    }
+    Ok(())
+}
+
+fn is_optional_marker(value: &Value) -> bool {
+    value.as_str() == Some("")
+}
+
+/// JSON text cut to a readable length (on a char boundary).
+fn short(value: &Value) -> String {
+    const MAX: usize = 160;
+    let text = value.to_string();
+    match text.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text,
+    }
+}
+
+/// Whether `given` equals the accepted value `accepted` under the rules above.
+pub fn value_matches(given: &Value, accepted: &Value) -> bool {
+    match (given, accepted) {
+        (Value::Object(given), Value::Object(spec)) => {
+            given.keys().all(|k| spec.contains_key(k))
+                && spec.iter().all(|(key, accepted)| {
+                    let options: &[Value] = match accepted {
+                        Value::Array(options) => options,
+                        single => std::slice::from_ref(single),
+                    };
+                    match given.get(key) {
+                        Some(value) => options.iter().any(|a| value_matches(value, a)),
+                        None => options.iter().any(is_optional_marker),
+                    }
+                })
+        }
+        (Value::Array(given), Value::Array(accepted)) => {
+            given.len() == accepted.len() && given.iter().zip(accepted).all(|(g, a)| value_matches(g, a))
+        }
+        (Value::String(given), Value::String(accepted)) => normalize(given) == normalize(accepted),
+        (Value::Number(given), Value::Number(accepted)) => match (given.as_i64(), accepted.as_i64()) {
+            (Some(g), Some(a)) => g == a,
+            _ => given.as_f64().zip(accepted.as_f64()).is_some_and(|(g, a)| g == a),
+        },
+        (Value::Bool(given), Value::Bool(accepted)) => given == accepted,
+        (Value::Null, Value::Null) => true,
+        _ => false,
+    }
+}
+
+fn normalize(text: &str) -> String {
+    text.trim().to_lowercase()
+}
+
+/// Checks `value` against the schema's `type` (JSON or Python names), recursing into
+/// `items` and `properties`.
+pub fn check_type(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
+    let types: Vec<&str> = match schema.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let mapped: Vec<Option<&str>> = types.iter().map(|t| super::bfcl::json_type(t).unwrap_or(Some(t))).collect();
+    let unconstrained = mapped.is_empty() || mapped.iter().any(Option::is_none);
+    if !unconstrained && !mapped.iter().flatten().any(|t| has_type(value, t)) {
+        let want: Vec<&str> = mapped.into_iter().flatten().collect();
+        return Err(format!("{path}: expected {}, got {}", want.join(" or "), short(value)));
+    }
+    match value {
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items").filter(|s| s.is_object()) {
+                for (i, item) in items.iter().enumerate() {
+                    check_type(item, item_schema, &format!("{path}[{i}]"))?;
+                }
+            }
+        }
+        Value::Object(fields) => {
+            if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+                for (key, field) in fields {
+                    if let Some(field_schema) = properties.get(key) {
+                        check_type(field, field_schema, &format!("{path}.{key}"))?;
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn has_type(value: &Value, json_type: &str) -> bool {
+    match json_type {
+        "string" => value.is_string(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        "null" => value.is_null(),
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn call(name: &str, args: Value) -> ToolCall {
+        ToolCall { id: String::new(), name: name.into(), args: args.as_object().cloned().unwrap_or_default() }
+    }
+
+    fn want(name: &str, args: Value) -> ExpectedCall {
+        let args: BTreeMap<String, Vec<Value>> = serde_json::from_value(args).unwrap();
+        ExpectedCall { name: name.into(), args }
+    }
+
+    fn tools() -> Vec<Value> {
+        vec![
+            json!({"type": "function", "function": {"name": "calculator", "parameters": {"type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"]}}}),
+            json!({"type": "function", "function": {"name": "file_reader", "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "max_chars": {"type": "integer"}}, "required": ["path"]}}}),
+            json!({"type": "function", "function": {"name": "area", "parameters": {"type": "dict", "properties": {
+                "base": {"type": "float"}, "height": {"type": "float"}, "unit": {"type": "string"},
+                "points": {"type": "list", "items": {"type": "int"}},
+                "options": {"type": "dict", "properties": {"round": {"type": "boolean"}, "label": {"type": "string"}}}
+            }, "required": ["base"]}}}),
+        ]
+    }
+
+    fn one(expected: ExpectedCall, given: ToolCall) -> Result<(), String> {
+        score(&Expected::ToolCalls(vec![expected]), &[given], &tools())
+    }
+
+    #[test]
+    fn the_right_call_is_correct() {
+        assert_eq!(one(want("calculator", json!({"expression": ["2 + 2"]})), call("calculator", json!({"expression": "2 + 2"}))), Ok(()));
+    }
+
+    #[test]
+    fn a_wrong_function_name_fails() {
+        let got = one(want("calculator", json!({})), call("file_reader", json!({"path": "a.txt"})));
+        assert_eq!(got, Err("expected calls to [calculator], got [file_reader]".into()));
+    }
+
+    #[test]
+    fn the_number_of_calls_must_match() {
+        let expected = Expected::ToolCalls(vec![want("calculator", json!({})), want("file_reader", json!({}))]);
+        let got = score(&expected, &[call("calculator", json!({"expression": "1"}))], &tools());
+        assert_eq!(got, Err("expected 2 calls ([calculator, file_reader]), got 1 ([calculator])".into()));
+        let got = score(&expected, &[], &tools());
+        assert_eq!(got, Err("expected 2 calls ([calculator, file_reader]), got a final answer".into()));
+    }
+
+    #[test]
+    fn parallel_calls_match_in_any_order_one_to_one() {
+        let expected = Expected::ToolCalls(vec![
+            want("file_reader", json!({"path": ["a.txt", "b.txt"]})),
+            want("calculator", json!({"expression": ["1+1"]})),
+            want("file_reader", json!({"path": ["b.txt"]})),
+        ]);
+        // Greedy pairing would give b.txt (the first call that fits) to the first expected
+        // call and leave none for the last; the one-to-one assignment finds the pairing.
+        let calls = [
+            call("calculator", json!({"expression": "1+1"})),
+            call("file_reader", json!({"path": "b.txt"})),
+            call("file_reader", json!({"path": "a.txt"})),
+        ];
+        assert_eq!(score(&expected, &calls, &tools()), Ok(()));
+        // Two calls to a.txt: the expected call that needs b.txt is left without one.
+        let calls = [
+            call("calculator", json!({"expression": "1+1"})),
+            call("file_reader", json!({"path": "a.txt"})),
+            call("file_reader", json!({"path": "a.txt"})),
+        ];
+        assert_eq!(score(&expected, &calls, &tools()), Err("file_reader: param 'path': got \"a.txt\", expected one of [\"b.txt\"]".into()));
+    }
+
+    #[test]
+    fn required_params_must_be_present() {
+        let got = one(want("file_reader", json!({})), call("file_reader", json!({"max_chars": 10})));
+        assert_eq!(got, Err("file_reader: missing required param 'path'".into()));
+    }
+
+    #[test]
+    fn params_the_tool_does_not_have_fail() {
+        let got = one(want("calculator", json!({})), call("calculator", json!({"expression": "1", "precision": 2})));
+        assert_eq!(got, Err("calculator: unknown param 'precision'".into()));
+    }
+
+    #[test]
+    fn params_not_listed_in_the_expected_call_are_not_checked() {
+        let got = one(want("file_reader", json!({"path": ["a.txt"]})), call("file_reader", json!({"path": "a.txt", "max_chars": 2000})));
+        assert_eq!(got, Ok(()));
+    }
+
+    #[test]
+    fn an_int_is_accepted_for_a_float_but_not_a_float_for_an_int() {
+        assert_eq!(one(want("area", json!({"base": [5.0]})), call("area", json!({"base": 5}))), Ok(()));
+        assert_eq!(one(want("area", json!({"base": [5.5]})), call("area", json!({"base": 5}))), Err("area: param 'base': got 5, expected one of [5.5]".into()));
+        assert_eq!(
+            one(want("area", json!({"base": [5.0], "points": [[1, 2]]})), call("area", json!({"base": 5, "points": [1, 2.0]}))),
+            Err("area: param 'points'[1]: expected integer, got 2.0".into())
+        );
+        assert_eq!(
+            one(want("file_reader", json!({})), call("file_reader", json!({"path": "a", "max_chars": 10.5}))),
+            Err("file_reader: param 'max_chars': expected integer, got 10.5".into())
+        );
+        assert_eq!(
+            one(want("area", json!({})), call("area", json!({"base": "5"}))),
+            Err("area: param 'base': expected number, got \"5\"".into())
+        );
+    }
+
+    #[test]
+    fn strings_compare_trimmed_and_case_folded_but_keep_punctuation() {
+        let expected = || want("area", json!({"base": [1], "unit": ["Square Meters", "平方米"]}));
+        assert_eq!(one(expected(), call("area", json!({"base": 1, "unit": "  square METERS "}))), Ok(()));
+        assert_eq!(one(expected(), call("area", json!({"base": 1, "unit": "平方米"}))), Ok(()));
+        assert_eq!(
+            one(expected(), call("area", json!({"base": 1, "unit": "square-meters"}))),
+            Err("area: param 'unit': got \"square-meters\", expected one of [\"Square Meters\",\"平方米\"]".into())
+        );
+    }
+
+    #[test]
+    fn lists_compare_element_by_element_in_order() {
+        let expected = || want("area", json!({"base": [1], "points": [[1, 2, 3]]}));
+        assert_eq!(one(expected(), call("area", json!({"base": 1, "points": [1, 2, 3]}))), Ok(()));
+        assert!(one(expected(), call("area", json!({"base": 1, "points": [3, 2, 1]}))).is_err());
+        assert!(one(expected(), call("area", json!({"base": 1, "points": [1, 2]}))).is_err());
+        assert!(value_matches(&json!(["A ", "b"]), &json!(["a", "B"])));
+    }
+
+    #[test]
+    fn nested_objects_compare_key_by_key_with_accepted_values() {
+        let expected = || want("area", json!({"base": [1], "options": [{"round": [true], "label": ["Big", ""]}]}));
+        assert_eq!(one(expected(), call("area", json!({"base": 1, "options": {"round": true, "label": "big"}}))), Ok(()));
+        assert_eq!(one(expected(), call("area", json!({"base": 1, "options": {"round": true}}))), Ok(()), "label is optional");
+        assert!(one(expected(), call("area", json!({"base": 1, "options": {"label": "big"}}))).is_err(), "round is not optional");
+        assert!(one(expected(), call("area", json!({"base": 1, "options": {"round": false}}))).is_err());
+        assert!(one(expected(), call("area", json!({"base": 1, "options": {"round": true, "color": "red"}}))).is_err(), "unknown key");
+        assert_eq!(
+            one(want("area", json!({"base": [1], "options": [{}]})), call("area", json!({"base": 1, "options": {"round": "yes"}}))),
+            Err("area: param 'options'.round: expected boolean, got \"yes\"".into())
+        );
+    }
+
+    #[test]
+    fn an_empty_string_among_accepted_values_makes_a_param_optional() {
+        let expected = || want("area", json!({"base": [2], "unit": ["m", ""]}));
+        assert_eq!(one(expected(), call("area", json!({"base": 2}))), Ok(()));
+        assert_eq!(one(expected(), call("area", json!({"base": 2, "unit": "m"}))), Ok(()));
+        assert_eq!(
+            one(want("area", json!({"base": [2], "unit": ["m"]})), call("area", json!({"base": 2}))),
+            Err("area: missing param 'unit' (expected one of [\"m\"])".into())
+        );
+    }
+
+    #[test]
+    fn irrelevance_is_correct_only_without_calls() {
+        assert_eq!(score(&Expected::NoToolCall, &[], &tools()), Ok(()));
+        let got = score(&Expected::NoToolCall, &[call("calculator", json!({"expression": "1"})), call("file_reader", json!({"path": "x"}))], &tools());
+        assert_eq!(got, Err("expected no tool call, got 2: [calculator, file_reader]".into()));
+    }
+
+    #[test]
+    fn a_tool_missing_from_the_schema_is_checked_on_values_only() {
+        let got = one(want("weather", json!({"city": ["Paris"]})), call("weather", json!({"city": "paris", "days": 3})));
+        assert_eq!(got, Ok(()));
+    }
+
+    #[test]
+    fn a_long_expected_list_is_cut_on_a_char_boundary() {
+        let accepted: Vec<Value> = (0..60).map(|i| json!(format!("表达式{i}"))).collect();
+        let expected = ExpectedCall { name: "calculator".into(), args: BTreeMap::from([("expression".into(), accepted)]) };
+        let err = one(expected, call("calculator", json!({"expression": "x"}))).unwrap_err();
+        assert!(err.ends_with("...") && err.chars().count() < 260, "{err}");
+    }
+}
