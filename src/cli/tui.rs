@@ -1,0 +1,50 @@
+//! `b4` / `b4 tui`: the engine on the chosen profile, shown live.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use super::{ModelOpts, WorkspaceOpt};
+use crate::protocol::{AgentMode, Settings};
+use crate::runtime::engine::{self, EngineConfig};
+
+#[derive(clap::Args, Debug, Default)]
+pub struct TuiArgs {
+    #[command(flatten)]
+    pub model: ModelOpts,
+    #[command(flatten)]
+    pub workspace: WorkspaceOpt,
+    /// Start in react or plan_execute mode.
+    #[arg(long, value_enum, default_value = "react")]
+    pub mode: AgentMode,
+    /// Start with step mode on (pause before each decision and tool batch).
+    #[arg(long)]
+    pub step: bool,
+}
+
+pub fn run(args: TuiArgs) -> Result<ExitCode> {
+    let mut config = args.model.load_config()?;
+    let profile = config.profile(args.model.model_name.as_deref())?;
+    super::ensure_model(&profile)?;
+    let workspace = args.workspace.open()?;
+    let memory_dir = Some(workspace.root.join("memory"));
+    let settings = Settings {
+        profile: profile.name.clone(),
+        mode: args.mode,
+        tool_calling: args.model.tool_calling.unwrap_or(config.tool_calling.mode),
+        step_mode: args.step,
+    };
+    config.models.entry(profile.name.clone()).or_insert_with(|| profile.clone());
+    if let Some(decoding) = args.model.decoding {
+        for p in config.models.values_mut() {
+            p.decoding = decoding;
+        }
+    }
+    let profiles = config.profile_names();
+    let rt = super::tokio_runtime()?;
+    rt.block_on(async {
+        let handle = engine::spawn(EngineConfig { model_config: config, workspace, memory_dir, settings: settings.clone() });
+        crate::tui::run(handle.commands, handle.events, settings, profiles).await
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
