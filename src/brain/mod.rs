@@ -7,6 +7,7 @@
 //! decision.
 
 pub mod config;
+pub mod fetch;
 pub mod mock;
 
 use std::sync::atomic::AtomicBool;
