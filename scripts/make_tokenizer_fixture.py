@@ -221,7 +221,7 @@ def main() -> None:
         rendered.append(dict(case, rendered=text))
     source = dict(source, reference="transformers apply_chat_template (jinja2)")
     (OUT / "chat_template_cases.json").write_text(
-        json.dumps({"source": source, "cases": rendered}, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+        json.dumps({"source": source, "chat_template": tokenizer.chat_template, "cases": rendered}, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
     )
     print(f"wrote {len(cases)} token cases and {len(rendered)} template cases to {OUT}")
 

@@ -9,6 +9,8 @@
 pub mod config;
 pub mod fetch;
 pub mod mock;
+pub mod template;
+pub mod tokenizer;
 
 use std::sync::atomic::AtomicBool;
 
