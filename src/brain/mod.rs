@@ -9,6 +9,7 @@
 pub mod config;
 pub mod fetch;
 pub mod mock;
+pub mod model;
 pub mod template;
 pub mod tokenizer;
 
