@@ -8,6 +8,7 @@
 
 pub mod config;
 pub mod fetch;
+pub mod generate;
 pub mod mock;
 pub mod model;
 pub mod template;

@@ -341,4 +341,6 @@ fn load_hf_dir(dir: &Path, tokenizer: Option<&Path>, dtype: &str, device: &Devic
 }
 
 #[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
 mod tests;

@@ -121,7 +121,7 @@ impl Qwen2 {
             rms_eps: f64::from(md("qwen2.attention.layer_norm_rms_epsilon")?.to_f32()?),
             rope_base: md("qwen2.rope.freq_base").and_then(|v| v.to_f32()).unwrap_or(10_000.0),
         };
-        if n_head == 0 || n_kv_head == 0 || n_head % n_kv_head != 0 || hidden % n_head != 0 {
+        if n_head == 0 || n_kv_head == 0 || !n_head.is_multiple_of(n_kv_head) || !hidden.is_multiple_of(n_head) {
             candle_core::bail!("inconsistent head counts: {n_head} heads, {n_kv_head} kv heads, hidden {hidden}");
         }
         let mut tensor = |name: &str| content.tensor(reader, name, device);
