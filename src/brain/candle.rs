@@ -25,16 +25,7 @@ impl CandleBrain {
     }
 
     fn params(&self) -> GenParams {
-        let p = &self.profile;
-        GenParams {
-            max_new_tokens: p.max_new_tokens,
-            max_input_tokens: p.max_input_tokens,
-            temperature: p.temperature,
-            top_p: p.top_p,
-            do_sample: p.do_sample,
-            seed: p.seed,
-            constraint: None,
-        }
+        GenParams::from_profile(&self.profile)
     }
 }
 
@@ -69,7 +60,7 @@ impl Brain for CandleBrain {
             attempts += 1;
             let input = prompt::build(&request.messages, &request.tools, request.phase, request.tool_calling, reminder);
             let prompt_text = self.model.render(&input.messages, input.tools.as_deref())?;
-            let generation = self.model.generate(&prompt_text, &self.params(), on_token, cancel)?;
+            let generation = self.model.generate(&prompt_text, self.params(), on_token, cancel)?;
             accumulate(&mut stats, &generation.stats);
             if generation.stop == StopKind::Cancelled {
                 return Err(BrainError::Cancelled);

@@ -6,10 +6,16 @@
 //! [`generate`] decodes on the model's own thread, [`parse`] turns the raw text into a
 //! decision.
 
+pub mod candle;
 pub mod config;
+pub mod fetch;
+pub mod generate;
 pub mod mock;
+pub mod model;
 pub mod parse;
 pub mod prompt;
+pub mod template;
+pub mod tokenizer;
 
 use std::sync::atomic::AtomicBool;
 
@@ -94,10 +100,7 @@ pub enum BrainError {
 pub fn make_brain(profile: &Profile) -> Result<Box<dyn Brain>, BrainError> {
     match profile.backend {
         Backend::Mock => Ok(Box::new(mock::MockBrain::new(profile.clone()))),
-        Backend::Candle => Err(BrainError::Other(format!(
-            "profile {}: the candle backend is not available in this build yet; use --model_name mock",
-            profile.name
-        ))),
+        Backend::Candle => Ok(Box::new(candle::CandleBrain::load(profile)?)),
     }
 }
 

@@ -1,0 +1,506 @@
+//! The decoder on its own thread. A [`ModelHandle`] (cheap to clone) sends requests over a
+//! channel to the one thread that owns the loaded model and its KV cache, and that knows
+//! which token prefix the cache holds: a new prompt keeps the longest prefix it shares with
+//! the cache and only the rest is prefilled. Text streams back in pieces that decode
+//! cleanly; a cancel flag stops the decoder within one token.
+//!
+//! Loaded models are kept process-wide by (path, dtype, device): loading the same profile
+//! again returns the running handle.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use candle_core::{Device, Tensor};
+use candle_transformers::generation::{LogitsProcessor, Sampling};
+use serde_json::Value;
+
+use super::config::Profile;
+use super::fetch::resolve_model_path;
+use super::model::{device_name, load_model, select_device, CausalLm, LoadedModel, ModelInfo};
+use super::template::ChatTemplate;
+use super::tokenizer::{DecodeStream, ModelTokenizer};
+use super::BrainError;
+use crate::protocol::DecisionStats;
+
+/// Restricts which tokens may come next (constrained decoding). Called on the decoder
+/// thread: `allowed` before each token, then `commit` with the token picked (stop tokens
+/// included), then `is_finished`.
+pub trait TokenConstraint {
+    /// The tokens allowed next; `None` allows all. The others get `-inf` logits.
+    fn allowed(&mut self) -> Option<Vec<u32>>;
+    /// Records the token that was picked; an error ends the generation with that message.
+    fn commit(&mut self, token: u32) -> Result<(), String>;
+    /// Whether the output is complete: generation stops with [`StopKind::Constraint`].
+    fn is_finished(&self) -> bool;
+}
+
+/// How to decode.
+pub struct GenParams {
+    pub max_new_tokens: usize,
+    pub max_input_tokens: usize,
+    pub temperature: f64,
+    pub top_p: f64,
+    /// Sample (seeded) instead of picking the most likely token.
+    pub do_sample: bool,
+    pub seed: u64,
+    pub constraint: Option<Box<dyn TokenConstraint + Send>>,
+}
+
+impl Default for GenParams {
+    fn default() -> Self {
+        Self::from_profile(&Profile::default())
+    }
+}
+
+impl GenParams {
+    pub fn from_profile(profile: &Profile) -> Self {
+        Self {
+            max_new_tokens: profile.max_new_tokens,
+            max_input_tokens: profile.max_input_tokens,
+            temperature: profile.temperature,
+            top_p: profile.top_p,
+            do_sample: profile.do_sample,
+            seed: profile.seed,
+            constraint: None,
+        }
+    }
+
+    fn sampling(&self) -> Sampling {
+        if !self.do_sample || self.temperature < 1e-7 {
+            Sampling::ArgMax
+        } else if self.top_p > 0.0 && self.top_p < 1.0 {
+            Sampling::TopP { p: self.top_p, temperature: self.temperature }
+        } else {
+            Sampling::All { temperature: self.temperature }
+        }
+    }
+}
+
+impl std::fmt::Debug for GenParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GenParams")
+            .field("max_new_tokens", &self.max_new_tokens)
+            .field("max_input_tokens", &self.max_input_tokens)
+            .field("temperature", &self.temperature)
+            .field("top_p", &self.top_p)
+            .field("do_sample", &self.do_sample)
+            .field("seed", &self.seed)
+            .field("constraint", &self.constraint.is_some())
+            .finish()
+    }
+}
+
+/// Why generation stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopKind {
+    /// A stop token (EOS, `<|im_end|>`, `<|endoftext|>`).
+    Eos,
+    MaxTokens,
+    Cancelled,
+    /// The constraint finished (or allowed nothing more).
+    Constraint,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Generation {
+    /// The answer text (a final stop token's text is not included).
+    pub text: String,
+    /// Every token picked, a final stop token included.
+    pub tokens: Vec<u32>,
+    pub stats: DecisionStats,
+    pub stop: StopKind,
+}
+
+/// What the decoder thread and the handles share read-only.
+struct Shared {
+    tokenizer: ModelTokenizer,
+    template: Option<ChatTemplate>,
+    stop_tokens: Vec<u32>,
+    info: ModelInfo,
+    load_ms: f64,
+}
+
+enum Request {
+    Generate { prompt: String, params: GenParams, events: mpsc::Sender<Event>, cancel: Arc<AtomicBool> },
+    CachedTokens { reply: mpsc::Sender<Vec<u32>> },
+    Reset,
+}
+
+enum Event {
+    Piece(String),
+    Done(Result<Generation, BrainError>),
+}
+
+/// A loaded model running on its decoder thread.
+#[derive(Clone)]
+pub struct ModelHandle {
+    requests: mpsc::Sender<Request>,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for ModelHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelHandle").field("info", &self.shared.info).finish()
+    }
+}
+
+type CacheKey = (PathBuf, String, String);
+
+fn loaded_models() -> &'static Mutex<HashMap<CacheKey, ModelHandle>> {
+    static MODELS: OnceLock<Mutex<HashMap<CacheKey, ModelHandle>>> = OnceLock::new();
+    MODELS.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+impl ModelHandle {
+    /// The running model for `profile`, loading it on first use.
+    pub fn load(profile: &Profile) -> Result<ModelHandle, BrainError> {
+        let path = resolve_model_path(profile);
+        if !path.exists() {
+            return Err(BrainError::ModelMissing {
+                path: path.display().to_string(),
+                fetch: profile.fetch.clone().unwrap_or_else(|| profile.name.clone()),
+            });
+        }
+        let path = path.canonicalize().unwrap_or(path);
+        let device = select_device(profile.device)?;
+        let key = (path.clone(), profile.dtype.to_ascii_lowercase(), device_name(&device).to_string());
+        // Held while loading so that two callers never load the same model twice.
+        let mut models = loaded_models().lock().map_err(|_| BrainError::Other("model cache lock poisoned".into()))?;
+        if let Some(handle) = models.get(&key) {
+            return Ok(handle.clone());
+        }
+        let tokenizer = profile.tokenizer.as_ref().map(PathBuf::from);
+        let dtype = profile.dtype.clone();
+        let handle = Self::spawn(move || {
+            let started = Instant::now();
+            let loaded = load_model(&path, tokenizer.as_deref(), &dtype, &device)?;
+            Ok((loaded, started.elapsed().as_secs_f64() * 1000.0))
+        })?;
+        models.insert(key, handle.clone());
+        Ok(handle)
+    }
+
+    /// Runs an already loaded model on a new decoder thread (not shared through the cache).
+    pub fn from_loaded(model: LoadedModel) -> Result<ModelHandle, BrainError> {
+        Self::spawn(move || Ok((model, 0.0)))
+    }
+
+    fn spawn<F>(load: F) -> Result<ModelHandle, BrainError>
+    where
+        F: FnOnce() -> Result<(LoadedModel, f64), BrainError> + Send + 'static,
+    {
+        let (requests, inbox) = mpsc::channel::<Request>();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<Arc<Shared>, BrainError>>();
+        thread::Builder::new()
+            .name("b4-decoder".into())
+            .spawn(move || {
+                let (model, load_ms) = match load() {
+                    Ok(loaded) => loaded,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                let LoadedModel { lm, tokenizer, template, stop_tokens, info } = model;
+                let shared = Arc::new(Shared { tokenizer, template, stop_tokens, info, load_ms });
+                let mut decoder = Decoder { lm, cached: Vec::new(), shared: shared.clone() };
+                if ready_tx.send(Ok(shared)).is_err() {
+                    return;
+                }
+                decoder.serve(inbox);
+            })
+            .map_err(|e| BrainError::Other(format!("cannot start the decoder thread: {e}")))?;
+        let shared = ready_rx
+            .recv()
+            .map_err(|_| BrainError::Other("the decoder thread stopped while loading".into()))??;
+        Ok(ModelHandle { requests, shared })
+    }
+
+    pub fn info(&self) -> &ModelInfo {
+        &self.shared.info
+    }
+
+    /// How long loading took (0 for [`ModelHandle::from_loaded`]).
+    pub fn load_ms(&self) -> f64 {
+        self.shared.load_ms
+    }
+
+    pub fn tokenizer(&self) -> &ModelTokenizer {
+        &self.shared.tokenizer
+    }
+
+    pub fn stop_tokens(&self) -> &[u32] {
+        &self.shared.stop_tokens
+    }
+
+    /// The prompt for `messages` (and `tools`) in the model's chat template, ending with
+    /// the assistant turn's opening.
+    pub fn render(&self, messages: &[Value], tools: Option<&[Value]>) -> Result<String, BrainError> {
+        self.render_template(messages, tools, true)
+    }
+
+    pub fn render_template(&self, messages: &[Value], tools: Option<&[Value]>, add_generation_prompt: bool) -> Result<String, BrainError> {
+        let template = self.shared.template.as_ref().ok_or_else(|| {
+            BrainError::Template(format!("{} has no chat template", self.shared.info.path.display()))
+        })?;
+        template.render(messages, tools, add_generation_prompt)
+    }
+
+    pub fn token_count(&self, text: &str) -> Result<usize, BrainError> {
+        Ok(self.shared.tokenizer.encode(text)?.len())
+    }
+
+    /// Decodes an answer to `prompt` (already rendered), calling `on_token` with each clean
+    /// piece of text as it comes. Stops at a stop token, `max_new_tokens`, the constraint's
+    /// end, or within one token of `cancel` being set (then `stop` is `Cancelled`).
+    pub fn generate(
+        &self,
+        prompt: &str,
+        params: GenParams,
+        on_token: &mut dyn FnMut(&str),
+        cancel: &AtomicBool,
+    ) -> Result<Generation, BrainError> {
+        let stop = Arc::new(AtomicBool::new(cancel.load(Ordering::Relaxed)));
+        let (events, inbox) = mpsc::channel();
+        self.requests
+            .send(Request::Generate { prompt: prompt.to_string(), params, events, cancel: stop.clone() })
+            .map_err(|_| BrainError::Generation("the decoder thread has stopped".into()))?;
+        loop {
+            match inbox.recv_timeout(Duration::from_millis(5)) {
+                Ok(Event::Piece(piece)) => on_token(&piece),
+                Ok(Event::Done(result)) => return result,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(BrainError::Generation("the decoder thread stopped during generation".into()));
+                }
+            }
+            if cancel.load(Ordering::Relaxed) {
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The tokens whose keys and values the cache holds now.
+    pub fn cached_tokens(&self) -> Result<Vec<u32>, BrainError> {
+        let (reply, answer) = mpsc::channel();
+        self.requests
+            .send(Request::CachedTokens { reply })
+            .map_err(|_| BrainError::Generation("the decoder thread has stopped".into()))?;
+        answer.recv().map_err(|_| BrainError::Generation("the decoder thread has stopped".into()))
+    }
+
+    /// Empties the KV cache (the next prompt is prefilled in full).
+    pub fn reset(&self) -> Result<(), BrainError> {
+        self.requests
+            .send(Request::Reset)
+            .map_err(|_| BrainError::Generation("the decoder thread has stopped".into()))
+    }
+}
+
+/// The decoder thread's state: the model and the tokens its cache holds.
+struct Decoder {
+    lm: Box<dyn CausalLm>,
+    /// Exactly the tokens in the KV cache, in order.
+    cached: Vec<u32>,
+    shared: Arc<Shared>,
+}
+
+impl Decoder {
+    fn serve(&mut self, inbox: mpsc::Receiver<Request>) {
+        while let Ok(request) = inbox.recv() {
+            match request {
+                Request::Generate { prompt, params, events, cancel } => {
+                    let mut emit = |piece: String| {
+                        // The caller went away: nobody wants the rest.
+                        if events.send(Event::Piece(piece)).is_err() {
+                            cancel.store(true, Ordering::Relaxed);
+                        }
+                    };
+                    let result = self.generate(&prompt, params, &mut emit, &cancel);
+                    let _ = events.send(Event::Done(result));
+                }
+                Request::CachedTokens { reply } => {
+                    let _ = reply.send(self.cached.clone());
+                }
+                Request::Reset => {
+                    self.lm.clear();
+                    self.cached.clear();
+                }
+            }
+        }
+    }
+
+    fn forward(&mut self, tokens: &[u32]) -> Result<Tensor, BrainError> {
+        match self.lm.forward(tokens) {
+            Ok(logits) => {
+                self.cached.extend_from_slice(tokens);
+                Ok(logits)
+            }
+            Err(e) => {
+                // The cache may hold part of the batch: start clean next time.
+                self.lm.clear();
+                self.cached.clear();
+                Err(BrainError::Generation(e.to_string()))
+            }
+        }
+    }
+
+    /// Keeps the longest cached prefix of `tokens` (always leaving at least one token to
+    /// run, for its logits); returns how many tokens are reused.
+    fn reuse_prefix(&mut self, tokens: &[u32]) -> usize {
+        let shared = self.cached.iter().zip(tokens).take_while(|(a, b)| a == b).count();
+        let keep = shared.min(tokens.len().saturating_sub(1));
+        if self.lm.truncate(keep) {
+            self.cached.truncate(keep);
+            keep
+        } else {
+            self.lm.clear();
+            self.cached.clear();
+            0
+        }
+    }
+
+    fn generate(
+        &mut self,
+        prompt: &str,
+        mut params: GenParams,
+        emit: &mut dyn FnMut(String),
+        cancel: &AtomicBool,
+    ) -> Result<Generation, BrainError> {
+        let started = Instant::now();
+        let shared = self.shared.clone();
+        let tokens = shared.tokenizer.encode(prompt)?;
+        if tokens.is_empty() {
+            return Err(BrainError::Generation("the prompt is empty".into()));
+        }
+        if tokens.len() > params.max_input_tokens {
+            return Err(BrainError::PromptTooLong { tokens: tokens.len(), max: params.max_input_tokens });
+        }
+        let context = shared.info.context_length;
+        if tokens.len() >= context {
+            return Err(BrainError::PromptTooLong { tokens: tokens.len(), max: context.saturating_sub(1) });
+        }
+        let max_new = params.max_new_tokens.min(context - tokens.len());
+
+        let reused = self.reuse_prefix(&tokens);
+        let mut stats = DecisionStats { prompt_tokens: tokens.len(), reused_tokens: reused, ..DecisionStats::default() };
+        let fresh = tokens.get(reused..).unwrap_or_default();
+        let chunk = self.lm.max_chunk().unwrap_or(fresh.len()).max(1);
+        let mut logits = None;
+        for part in fresh.chunks(chunk) {
+            if cancel.load(Ordering::Relaxed) {
+                break;
+            }
+            logits = Some(self.forward(part)?);
+        }
+        stats.prefill_ms = ms_since(started);
+        stats.prefill_tok_s = per_second(self.cached.len().saturating_sub(reused), stats.prefill_ms);
+        let Some(mut logits) = logits.filter(|_| self.cached.len() == tokens.len()) else {
+            stats.latency_ms = ms_since(started);
+            return Ok(Generation { text: String::new(), tokens: Vec::new(), stats, stop: StopKind::Cancelled });
+        };
+
+        let decode_started = Instant::now();
+        let mut processor = LogitsProcessor::from_sampling(params.seed, params.sampling());
+        let vocab = shared.tokenizer.vocab_size();
+        let mut stream = DecodeStream::new();
+        let mut text = String::new();
+        let mut generated = Vec::new();
+        let mut forwards = 0usize;
+        let mut stop = StopKind::MaxTokens;
+        for step in 0..max_new {
+            if cancel.load(Ordering::Relaxed) {
+                stop = StopKind::Cancelled;
+                break;
+            }
+            let allowed = match params.constraint.as_mut() {
+                Some(c) if c.is_finished() => {
+                    stop = StopKind::Constraint;
+                    break;
+                }
+                Some(c) => c.allowed(),
+                None => None,
+            };
+            if allowed.as_ref().is_some_and(Vec::is_empty) {
+                stop = StopKind::Constraint;
+                break;
+            }
+            let token = pick(&mut processor, &logits, vocab, allowed.as_deref())?;
+            if let Some(c) = params.constraint.as_mut() {
+                c.commit(token)
+                    .map_err(|e| BrainError::Generation(format!("constraint rejected token {token}: {e}")))?;
+            }
+            generated.push(token);
+            if shared.stop_tokens.contains(&token) {
+                stop = StopKind::Eos;
+                break;
+            }
+            if let Some(piece) = stream.push(&shared.tokenizer, token)? {
+                text.push_str(&piece);
+                emit(piece);
+            }
+            if params.constraint.as_ref().is_some_and(|c| c.is_finished()) {
+                stop = StopKind::Constraint;
+                break;
+            }
+            if step + 1 == max_new {
+                break;
+            }
+            logits = self.forward(&[token])?;
+            forwards += 1;
+        }
+        if let Some(rest) = stream.finish(&shared.tokenizer)? {
+            text.push_str(&rest);
+            emit(rest);
+        }
+        stats.generated_tokens = generated.len();
+        stats.decode_ms = ms_since(decode_started);
+        stats.decode_tok_s = per_second(forwards, stats.decode_ms);
+        stats.latency_ms = ms_since(started);
+        Ok(Generation { text, tokens: generated, stats, stop })
+    }
+}
+
+/// The next token: masked to `allowed` and to the tokenizer's vocabulary, then greedy or
+/// sampled as the processor was set up.
+fn pick(processor: &mut LogitsProcessor, logits: &Tensor, vocab: usize, allowed: Option<&[u32]>) -> Result<u32, BrainError> {
+    let gen_err = |e: candle_core::Error| BrainError::Generation(e.to_string());
+    let mut values: Vec<f32> = logits.to_vec1().map_err(gen_err)?;
+    // Ids past the tokenizer's vocabulary (padding rows of the output matrix) never decode.
+    for v in values.iter_mut().skip(vocab) {
+        *v = f32::NEG_INFINITY;
+    }
+    if let Some(allowed) = allowed {
+        let mut masked = vec![f32::NEG_INFINITY; values.len()];
+        for &id in allowed {
+            if let (Some(slot), Some(v)) = (masked.get_mut(id as usize), values.get(id as usize)) {
+                *slot = *v;
+            }
+        }
+        values = masked;
+    }
+    let n = values.len();
+    let masked = Tensor::from_vec(values, n, &Device::Cpu).map_err(gen_err)?;
+    processor.sample(&masked).map_err(gen_err)
+}
+
+fn ms_since(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1000.0
+}
+
+fn per_second(count: usize, ms: f64) -> f64 {
+    if ms > 0.0 {
+        count as f64 * 1000.0 / ms
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests;

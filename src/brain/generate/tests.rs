@@ -1,0 +1,221 @@
+//! The decoder loop on a tiny random Qwen2 GGUF: prefix reuse, stops, cancel, masks,
+//! seeded sampling, streaming. The real-model checks are in `tests/brain_model.rs`.
+
+use std::sync::atomic::AtomicBool;
+
+use super::*;
+use crate::brain::model::testing::write_tiny_qwen2_gguf;
+
+fn tiny() -> (tempfile::TempDir, ModelHandle) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_tiny_qwen2_gguf(dir.path(), "qwen2");
+    let loaded = load_model(&path, None, "q8_0", &Device::Cpu).unwrap();
+    (dir, ModelHandle::from_loaded(loaded).unwrap())
+}
+
+fn params(max_new_tokens: usize) -> GenParams {
+    GenParams { max_new_tokens, max_input_tokens: 200, ..GenParams::default() }
+}
+
+/// Allows a fixed set of tokens, records commits, finishes after `finish_after` tokens.
+struct Only {
+    allowed: Vec<u32>,
+    committed: Arc<Mutex<Vec<u32>>>,
+    finish_after: usize,
+}
+
+impl TokenConstraint for Only {
+    fn allowed(&mut self) -> Option<Vec<u32>> {
+        Some(self.allowed.clone())
+    }
+    fn commit(&mut self, token: u32) -> Result<(), String> {
+        if !self.allowed.contains(&token) {
+            return Err(format!("{token} was not allowed"));
+        }
+        self.committed.lock().unwrap().push(token);
+        Ok(())
+    }
+    fn is_finished(&self) -> bool {
+        self.committed.lock().unwrap().len() >= self.finish_after
+    }
+}
+
+/// Byte tokens only (never a stop token), never finished.
+fn bytes_only() -> Option<Box<dyn TokenConstraint + Send>> {
+    Some(Box::new(Only { allowed: (0..256).collect(), committed: Arc::default(), finish_after: usize::MAX }))
+}
+
+fn run(handle: &ModelHandle, prompt: &str, params: GenParams) -> (Generation, Vec<String>) {
+    let mut pieces = Vec::new();
+    let never = AtomicBool::new(false);
+    let generation = handle.generate(prompt, params, &mut |p| pieces.push(p.to_string()), &never).unwrap();
+    (generation, pieces)
+}
+
+#[test]
+fn greedy_is_deterministic_and_streams_the_whole_text() {
+    let (_dir, handle) = tiny();
+    let prompt = "<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n";
+    let (first, pieces) = run(&handle, prompt, GenParams { constraint: bytes_only(), ..params(8) });
+    handle.reset().unwrap();
+    let (second, _) = run(&handle, prompt, GenParams { constraint: bytes_only(), ..params(8) });
+    assert_eq!(first.tokens, second.tokens);
+    assert_eq!(first.text, second.text);
+    assert_eq!(first.stop, StopKind::MaxTokens);
+    assert_eq!(first.tokens.len(), 8);
+    assert_eq!(pieces.concat(), first.text);
+    assert_eq!(first.stats.prompt_tokens, handle.token_count(prompt).unwrap());
+    assert_eq!(first.stats.generated_tokens, 8);
+    assert!(first.stats.prefill_tok_s > 0.0 && first.stats.decode_tok_s > 0.0, "{:?}", first.stats);
+}
+
+#[test]
+fn a_prompt_that_extends_the_last_one_prefills_only_the_new_tokens() {
+    let (_dir, handle) = tiny();
+    let first_prompt = "<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n";
+    let (first, _) = run(&handle, first_prompt, GenParams { constraint: bytes_only(), ..params(4) });
+    let prompt_ids = handle.tokenizer().encode(first_prompt).unwrap();
+    // The cache holds the prompt and every generated token but the last (never run).
+    let mut expected_cache = prompt_ids.clone();
+    expected_cache.extend(&first.tokens[..3]);
+    assert_eq!(handle.cached_tokens().unwrap(), expected_cache);
+
+    let second_prompt = format!("{first_prompt}{}<|im_end|>\n<|im_start|>user\nmore<|im_end|>\n", first.text);
+    let second_ids = handle.tokenizer().encode(&second_prompt).unwrap();
+    let shared = expected_cache.iter().zip(&second_ids).take_while(|(a, b)| a == b).count();
+    assert!(shared >= prompt_ids.len(), "the second prompt starts with the first");
+    let (second, _) = run(&handle, &second_prompt, GenParams { constraint: bytes_only(), ..params(2) });
+    assert_eq!(second.stats.reused_tokens, shared);
+    assert_eq!(second.stats.prompt_tokens, second_ids.len());
+
+    // Reuse gives what a fresh prefill gives.
+    handle.reset().unwrap();
+    let (fresh, _) = run(&handle, &second_prompt, GenParams { constraint: bytes_only(), ..params(2) });
+    assert_eq!(fresh.stats.reused_tokens, 0);
+    assert_eq!(fresh.tokens, second.tokens);
+
+    // The same prompt again reuses all but its last token.
+    let (again, _) = run(&handle, &second_prompt, GenParams { constraint: bytes_only(), ..params(1) });
+    assert_eq!(again.stats.reused_tokens, second_ids.len() - 1);
+}
+
+#[test]
+fn too_long_prompts_are_refused() {
+    let (_dir, handle) = tiny();
+    let never = AtomicBool::new(false);
+    let prompt = "x ".repeat(50);
+    let n = handle.token_count(&prompt).unwrap();
+    let err = handle
+        .generate(&prompt, GenParams { max_input_tokens: 10, ..params(1) }, &mut |_| {}, &never)
+        .unwrap_err();
+    assert!(matches!(err, BrainError::PromptTooLong { tokens, max: 10 } if tokens == n), "{err}");
+    let huge = "a ".repeat(300);
+    let err = handle
+        .generate(&huge, GenParams { max_input_tokens: 10_000, ..params(1) }, &mut |_| {}, &never)
+        .unwrap_err();
+    assert!(matches!(err, BrainError::PromptTooLong { max: 255, .. }), "{err}");
+}
+
+#[test]
+fn cancel_stops_within_one_token() {
+    let (_dir, handle) = tiny();
+    let cancel = AtomicBool::new(true);
+    let done = handle.generate("hello", params(5), &mut |_| {}, &cancel).unwrap();
+    assert_eq!((done.stop, done.tokens.len()), (StopKind::Cancelled, 0));
+
+    let cancel = AtomicBool::new(false);
+    let mut seen = 0;
+    let done = handle
+        .generate(
+            "hello",
+            GenParams { constraint: bytes_only(), ..params(50) },
+            &mut |_| {
+                seen += 1;
+                cancel.store(true, Ordering::Relaxed);
+            },
+            &cancel,
+        )
+        .unwrap();
+    assert_eq!(done.stop, StopKind::Cancelled);
+    assert!(done.tokens.len() < 50, "stopped early: {}", done.tokens.len());
+    // The cache holds exactly what ran: the prompt and the generated tokens fed back
+    // (all of them, or all but the last when the stop came before its forward).
+    let cached = handle.cached_tokens().unwrap();
+    let prompt_ids = handle.tokenizer().encode("hello").unwrap();
+    let (head, fed) = cached.split_at(prompt_ids.len());
+    assert_eq!(head, prompt_ids.as_slice());
+    assert!(done.tokens.starts_with(fed) && fed.len() + 1 >= done.tokens.len(), "{fed:?} vs {:?}", done.tokens);
+    assert!(seen >= 1);
+}
+
+#[test]
+fn the_constraint_masks_every_token_and_can_end_generation() {
+    let (_dir, handle) = tiny();
+    let h = handle.tokenizer().token_id("h").unwrap();
+    let e = handle.tokenizer().token_id("e").unwrap();
+    let committed = Arc::new(Mutex::new(Vec::new()));
+    let constraint = Only { allowed: vec![h, e], committed: committed.clone(), finish_after: 3 };
+    let (done, _) = run(&handle, "hello", GenParams { constraint: Some(Box::new(constraint)), ..params(10) });
+    assert_eq!(done.stop, StopKind::Constraint);
+    assert_eq!(done.tokens.len(), 3);
+    assert!(done.tokens.iter().all(|t| *t == h || *t == e), "{:?}", done.tokens);
+    assert_eq!(*committed.lock().unwrap(), done.tokens);
+    assert!(done.text.chars().all(|c| c == 'h' || c == 'e'), "{}", done.text);
+
+    // Only the stop token allowed: generation ends at once with no text.
+    let im_end = handle.tokenizer().token_id("<|im_end|>").unwrap();
+    let only_end = Only { allowed: vec![im_end], committed: Arc::default(), finish_after: usize::MAX };
+    let (done, pieces) = run(&handle, "hello", GenParams { constraint: Some(Box::new(only_end)), ..params(10) });
+    assert_eq!((done.stop, done.tokens.clone(), done.text.as_str()), (StopKind::Eos, vec![im_end], ""));
+    assert!(pieces.is_empty());
+}
+
+#[test]
+fn seeded_sampling_repeats() {
+    let (_dir, handle) = tiny();
+    let sampled = |seed| GenParams { do_sample: true, temperature: 1.5, top_p: 0.95, seed, constraint: bytes_only(), ..params(12) };
+    let (a, _) = run(&handle, "hello", sampled(7));
+    let (b, _) = run(&handle, "hello", sampled(7));
+    assert_eq!(a.tokens, b.tokens);
+    let (greedy, _) = run(&handle, "hello", GenParams { constraint: bytes_only(), ..params(12) });
+    let others: Vec<Vec<u32>> = (1..6).map(|seed| run(&handle, "hello", sampled(seed)).0.tokens).collect();
+    assert!(others.iter().any(|t| *t != greedy.tokens), "sampling differs from greedy for some seed");
+}
+
+#[test]
+fn handles_are_cheap_clones_of_one_decoder() {
+    let (_dir, handle) = tiny();
+    let other = handle.clone();
+    run(&handle, "hello", GenParams { constraint: bytes_only(), ..params(2) });
+    assert_eq!(other.cached_tokens().unwrap(), handle.cached_tokens().unwrap());
+    assert!(!other.cached_tokens().unwrap().is_empty());
+    let rendered = other.render(&[serde_json::json!({"role": "user", "content": "hi"})], None).unwrap();
+    assert_eq!(rendered, "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
+}
+
+#[test]
+fn a_missing_model_names_the_fetch_command() {
+    let profile = Profile {
+        name: "qwen-0.5b".into(),
+        model_name_or_path: "/nonexistent/dir/model.gguf".into(),
+        fetch: Some("qwen2.5-coder-0.5b".into()),
+        ..Profile::default()
+    };
+    let err = ModelHandle::load(&profile).unwrap_err().to_string();
+    assert_eq!(err, "model file not found: /nonexistent/dir/model.gguf (run `b4 models fetch qwen2.5-coder-0.5b`)");
+}
+
+#[test]
+fn loading_the_same_profile_twice_returns_the_running_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_tiny_qwen2_gguf(dir.path(), "qwen2");
+    let profile = Profile { name: "tiny".into(), model_name_or_path: path.display().to_string(), ..Profile::default() };
+    let first = ModelHandle::load(&profile).unwrap();
+    run(&first, "hello", GenParams { constraint: bytes_only(), ..params(2) });
+    let started = Instant::now();
+    let second = ModelHandle::load(&profile).unwrap();
+    assert!(started.elapsed() < Duration::from_millis(50));
+    // Same decoder thread: it already holds the first call's tokens.
+    assert_eq!(second.cached_tokens().unwrap(), first.cached_tokens().unwrap());
+    assert!(second.load_ms() > 0.0);
+}

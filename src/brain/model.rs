@@ -1,0 +1,346 @@
+//! Loading a model: a GGUF file chosen by `general.architecture` (`qwen2` on our own
+//! forward pass with a truncatable KV cache; `qwen3` and `llama` through
+//! candle-transformers' quantized models) or a Hugging Face folder (`config.json`,
+//! `tokenizer.json`, `*.safetensors`) for Qwen2 / Qwen3. Each comes with its tokenizer, its
+//! chat template and the tokens that end an answer.
+
+mod qwen2;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use candle_core::quantized::gguf_file;
+use candle_core::{DType, Device, Tensor};
+use candle_transformers::models::{quantized_llama, quantized_qwen3, qwen2 as hf_qwen2, qwen3 as hf_qwen3};
+use serde_json::Value;
+
+pub use qwen2::{Qwen2, Qwen2Config};
+
+use super::config;
+use super::template::ChatTemplate;
+use super::tokenizer::ModelTokenizer;
+use super::BrainError;
+
+/// Token text that ends an answer in the chat formats we know.
+const STOP_TOKEN_TEXTS: &[&str] = &["<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>"];
+
+/// A causal language model with a KV cache.
+pub trait CausalLm: Send {
+    /// Runs `tokens` at the positions after the cached ones, caches them, and returns the
+    /// logits of the last one as `(vocab,)` f32.
+    fn forward(&mut self, tokens: &[u32]) -> candle_core::Result<Tensor>;
+    /// Positions held in the cache.
+    fn cached_len(&self) -> usize;
+    /// Keeps the first `len` cached positions. Returns false when the model cannot cut its
+    /// cache (the caller then clears it and runs the whole prompt).
+    fn truncate(&mut self, len: usize) -> bool;
+    fn clear(&mut self);
+    /// Largest number of tokens one forward call should take; `None`: the whole prompt at once.
+    fn max_chunk(&self) -> Option<usize>;
+}
+
+impl CausalLm for Qwen2 {
+    fn forward(&mut self, tokens: &[u32]) -> candle_core::Result<Tensor> {
+        Qwen2::forward(self, tokens)
+    }
+    fn cached_len(&self) -> usize {
+        Qwen2::cached_len(self)
+    }
+    fn truncate(&mut self, len: usize) -> bool {
+        Qwen2::truncate(self, len);
+        true
+    }
+    fn clear(&mut self) {
+        Qwen2::truncate(self, 0);
+    }
+    fn max_chunk(&self) -> Option<usize> {
+        // Bounds the attention scores of a long prefill: heads * chunk * context floats.
+        Some(512)
+    }
+}
+
+/// A candle-transformers model: it can only clear its cache, so it tracks the position
+/// itself and the caller re-runs the whole prompt.
+struct ClearOnly<M> {
+    model: M,
+    pos: usize,
+    device: Device,
+    forward: fn(&mut M, &Tensor, usize) -> candle_core::Result<Tensor>,
+    clear: fn(&mut M),
+}
+
+impl<M: Send> CausalLm for ClearOnly<M> {
+    fn forward(&mut self, tokens: &[u32]) -> candle_core::Result<Tensor> {
+        let input = Tensor::new(tokens, &self.device)?.unsqueeze(0)?;
+        let logits = (self.forward)(&mut self.model, &input, self.pos)?;
+        self.pos += tokens.len();
+        logits.flatten_all()?.to_dtype(DType::F32)
+    }
+    fn cached_len(&self) -> usize {
+        self.pos
+    }
+    fn truncate(&mut self, len: usize) -> bool {
+        len == self.pos
+    }
+    fn clear(&mut self) {
+        (self.clear)(&mut self.model);
+        self.pos = 0;
+    }
+    fn max_chunk(&self) -> Option<usize> {
+        None
+    }
+}
+
+fn clear_only<M: Send + 'static>(
+    model: M,
+    device: &Device,
+    forward: fn(&mut M, &Tensor, usize) -> candle_core::Result<Tensor>,
+    clear: fn(&mut M),
+) -> Box<dyn CausalLm> {
+    Box::new(ClearOnly { model, pos: 0, device: device.clone(), forward, clear })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelFormat {
+    Gguf,
+    HfDir,
+}
+
+/// What was loaded, for status lines and reports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelInfo {
+    pub path: PathBuf,
+    pub format: ModelFormat,
+    pub architecture: String,
+    pub context_length: usize,
+    pub device: String,
+    /// The cache keeps a shared prompt prefix between calls.
+    pub prefix_reuse: bool,
+}
+
+pub struct LoadedModel {
+    pub lm: Box<dyn CausalLm>,
+    pub tokenizer: ModelTokenizer,
+    pub template: Option<ChatTemplate>,
+    /// Tokens that end an answer (EOS, `<|im_end|>`, `<|endoftext|>`...).
+    pub stop_tokens: Vec<u32>,
+    pub info: ModelInfo,
+}
+
+/// The candle device for a profile's `device:` (`auto`: CUDA, then Metal, when compiled in).
+pub fn select_device(device: config::Device) -> Result<Device, BrainError> {
+    let unavailable = |name: &str, e: candle_core::Error| BrainError::Load {
+        path: String::new(),
+        reason: format!("device {name} is not available ({e}); build with `--features {name}` on a machine that has one, or use device: cpu"),
+    };
+    match device {
+        config::Device::Cpu => Ok(Device::Cpu),
+        config::Device::Cuda => Device::new_cuda(0).map_err(|e| unavailable("cuda", e)),
+        config::Device::Metal => Device::new_metal(0).map_err(|e| unavailable("metal", e)),
+        config::Device::Auto => {
+            if candle_core::utils::cuda_is_available() {
+                if let Ok(device) = Device::new_cuda(0) {
+                    return Ok(device);
+                }
+            }
+            if candle_core::utils::metal_is_available() {
+                if let Ok(device) = Device::new_metal(0) {
+                    return Ok(device);
+                }
+            }
+            Ok(Device::Cpu)
+        }
+    }
+}
+
+pub fn device_name(device: &Device) -> &'static str {
+    match device {
+        Device::Cpu => "cpu",
+        Device::Cuda(_) => "cuda",
+        Device::Metal(_) => "metal",
+    }
+}
+
+/// Loads a GGUF file or a Hugging Face folder. `tokenizer` overrides where the tokenizer
+/// comes from; `dtype` applies to safetensors weights (`f32`, `f16`, `bf16`).
+pub fn load_model(path: &Path, tokenizer: Option<&Path>, dtype: &str, device: &Device) -> Result<LoadedModel, BrainError> {
+    if path.is_dir() {
+        load_hf_dir(path, tokenizer, dtype, device)
+    } else {
+        load_gguf(path, tokenizer, device)
+    }
+}
+
+fn load_error(path: &Path, reason: impl std::fmt::Display) -> BrainError {
+    BrainError::Load { path: path.display().to_string(), reason: reason.to_string() }
+}
+
+/// A `tokenizer.json` that sits next to a GGUF file: `<stem>.tokenizer.json`, or
+/// `tokenizer.json` in the same folder.
+fn tokenizer_next_to(path: &Path) -> Option<PathBuf> {
+    let dir = path.parent()?;
+    let stem = path.file_stem()?.to_string_lossy();
+    [dir.join(format!("{stem}.tokenizer.json")), dir.join("tokenizer.json")]
+        .into_iter()
+        .find(|p| p.is_file())
+}
+
+fn load_gguf(path: &Path, tokenizer: Option<&Path>, device: &Device) -> Result<LoadedModel, BrainError> {
+    let mut file = File::open(path).map_err(|e| load_error(path, e))?;
+    let content = gguf_file::Content::read(&mut file).map_err(|e| load_error(path, format!("not a GGUF file: {e}")))?;
+    let md = &content.metadata;
+    let md_str = |key: &str| md.get(key).and_then(|v| v.to_string().ok()).cloned();
+    let md_u32 = |key: &str| md.get(key).and_then(|v| v.to_u32().ok());
+    let architecture = md_str("general.architecture").ok_or_else(|| load_error(path, "no general.architecture"))?;
+
+    let tokenizer = match tokenizer.map(Path::to_path_buf).or_else(|| tokenizer_next_to(path)) {
+        Some(file) => ModelTokenizer::from_file(&file)?,
+        None => ModelTokenizer::from_gguf(md)?,
+    };
+    let token_text = |key: &str| md_u32(key).and_then(|id| tokenizer.token_text(id));
+    let template = md_str("tokenizer.chat_template")
+        .map(|source| ChatTemplate::new(source, token_text("tokenizer.ggml.bos_token_id"), token_text("tokenizer.ggml.eos_token_id")))
+        .transpose()?;
+    let stop_tokens = stop_tokens(&tokenizer, md_u32("tokenizer.ggml.eos_token_id").into_iter().collect());
+    let context_length = md_u32(&format!("{architecture}.context_length")).unwrap_or(4096) as usize;
+
+    let (lm, prefix_reuse): (Box<dyn CausalLm>, bool) = match architecture.as_str() {
+        "qwen2" => (Box::new(Qwen2::from_gguf(&content, &mut file, device).map_err(|e| load_error(path, e))?), true),
+        "qwen3" => {
+            let model = quantized_qwen3::ModelWeights::from_gguf(content, &mut file, device).map_err(|e| load_error(path, e))?;
+            (clear_only(model, device, |m, x, pos| m.forward(x, pos), |m| m.clear_kv_cache()), false)
+        }
+        "llama" => {
+            let model = quantized_llama::ModelWeights::from_gguf(content, &mut file, device).map_err(|e| load_error(path, e))?;
+            (clear_only(model, device, |m, x, pos| m.forward(x, pos), |m| m.clear_kv_cache()), false)
+        }
+        other => {
+            return Err(load_error(path, format!("GGUF architecture '{other}' is not supported (qwen2, qwen3, llama)")));
+        }
+    };
+    Ok(LoadedModel {
+        lm,
+        tokenizer,
+        template,
+        stop_tokens,
+        info: ModelInfo {
+            path: path.to_path_buf(),
+            format: ModelFormat::Gguf,
+            architecture,
+            context_length,
+            device: device_name(device).to_string(),
+            prefix_reuse,
+        },
+    })
+}
+
+/// EOS ids from the model plus the chat-format end tokens the vocabulary has.
+fn stop_tokens(tokenizer: &ModelTokenizer, mut ids: Vec<u32>) -> Vec<u32> {
+    for text in STOP_TOKEN_TEXTS {
+        if let Some(id) = tokenizer.token_id(text) {
+            ids.push(id);
+        }
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+fn read_json(path: &Path) -> Result<Value, BrainError> {
+    let text = std::fs::read_to_string(path).map_err(|e| load_error(path, e))?;
+    serde_json::from_str(&text).map_err(|e| load_error(path, format!("invalid JSON: {e}")))
+}
+
+fn weights_dtype(dtype: &str, device: &Device) -> DType {
+    match dtype.to_ascii_lowercase().as_str() {
+        "f32" | "float32" => DType::F32,
+        "f16" | "float16" => DType::F16,
+        "bf16" | "bfloat16" => DType::BF16,
+        // Quantized names do not apply to safetensors: the CPU computes in f32, GPUs in bf16.
+        _ if device.is_cpu() => DType::F32,
+        _ => DType::BF16,
+    }
+}
+
+fn load_hf_dir(dir: &Path, tokenizer: Option<&Path>, dtype: &str, device: &Device) -> Result<LoadedModel, BrainError> {
+    let config_path = dir.join("config.json");
+    let config = read_json(&config_path)?;
+    let model_type = config
+        .get("model_type")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| {
+            let arch = config.get("architectures")?.get(0)?.as_str()?;
+            Some(arch.trim_end_matches("ForCausalLM").to_ascii_lowercase())
+        })
+        .ok_or_else(|| load_error(&config_path, "no model_type"))?;
+    let tokenizer_path = tokenizer.map(Path::to_path_buf).unwrap_or_else(|| dir.join("tokenizer.json"));
+    if !tokenizer_path.is_file() {
+        return Err(load_error(dir, format!("no tokenizer: {} is missing", tokenizer_path.display())));
+    }
+    let tokenizer = ModelTokenizer::from_file(&tokenizer_path)?;
+    let template = match ChatTemplate::from_hf_dir(dir) {
+        Ok(template) => Some(template),
+        Err(BrainError::Template(m)) if m.contains("has no chat template") => None,
+        Err(e) => return Err(e),
+    };
+
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| load_error(dir, e))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "safetensors"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(load_error(dir, "no *.safetensors weights"));
+    }
+    let dtype = weights_dtype(dtype, device);
+    // SAFETY: the weight files are memory-mapped read-only; like every mmap user we rely on
+    // them not being modified while the model is loaded.
+    let vb = unsafe { candle_nn::VarBuilder::from_mmaped_safetensors(&files, dtype, device) }.map_err(|e| load_error(dir, e))?;
+    let parse = |e: serde_json::Error| load_error(&config_path, format!("{model_type} config: {e}"));
+    let (lm, context_length) = match model_type.as_str() {
+        "qwen2" => {
+            let cfg: hf_qwen2::Config = serde_json::from_value(config.clone()).map_err(parse)?;
+            let model = hf_qwen2::ModelForCausalLM::new(&cfg, vb).map_err(|e| load_error(dir, e))?;
+            (clear_only(model, device, |m, x, pos| m.forward(x, pos), |m| m.clear_kv_cache()), cfg.max_position_embeddings)
+        }
+        "qwen3" => {
+            let cfg: hf_qwen3::Config = serde_json::from_value(config.clone()).map_err(parse)?;
+            let model = hf_qwen3::ModelForCausalLM::new(&cfg, vb).map_err(|e| load_error(dir, e))?;
+            (clear_only(model, device, |m, x, pos| m.forward(x, pos), |m| m.clear_kv_cache()), cfg.max_position_embeddings)
+        }
+        other => return Err(load_error(dir, format!("model_type '{other}' is not supported in a Hugging Face folder (qwen2, qwen3)"))),
+    };
+
+    let mut eos = Vec::new();
+    let generation = dir.join("generation_config.json");
+    for source in [config.get("eos_token_id").cloned(), read_json(&generation).ok().and_then(|g| g.get("eos_token_id").cloned())] {
+        match source {
+            Some(Value::Number(n)) => eos.extend(n.as_u64().and_then(|n| u32::try_from(n).ok())),
+            Some(Value::Array(list)) => eos.extend(list.iter().filter_map(Value::as_u64).filter_map(|n| u32::try_from(n).ok())),
+            _ => {}
+        }
+    }
+    let stop_tokens = stop_tokens(&tokenizer, eos);
+    Ok(LoadedModel {
+        lm,
+        tokenizer,
+        template,
+        stop_tokens,
+        info: ModelInfo {
+            path: dir.to_path_buf(),
+            format: ModelFormat::HfDir,
+            architecture: model_type,
+            context_length,
+            device: device_name(device).to_string(),
+            prefix_reuse: false,
+        },
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
+mod tests;

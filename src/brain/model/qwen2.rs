@@ -1,0 +1,274 @@
+//! Qwen2 / Qwen2.5 forward pass over a quantized GGUF, with a KV cache we own.
+//!
+//! The math follows candle-transformers' `quantized_qwen2` (same weights, RoPE, biases,
+//! RMSNorm, SwiGLU). What differs: the cache is a preallocated buffer per layer that can
+//! be cut back to any length, so a prompt that shares a prefix with the previous one only
+//! runs its new tokens; grouped-query attention folds the query heads of a group onto the
+//! key/value head instead of copying K and V `n_head / n_kv_head` times; and only the last
+//! position goes through the vocabulary projection.
+
+use std::io::{Read, Seek};
+
+use candle_core::quantized::{gguf_file, QMatMul};
+use candle_core::{DType, Device, Module, Tensor};
+use candle_transformers::quantized_nn::RmsNorm;
+
+type Result<T> = candle_core::Result<T>;
+
+/// One layer's K and V for positions `0..len`, in buffers of `capacity` positions.
+struct LayerCache {
+    k: Option<Tensor>,
+    v: Option<Tensor>,
+    len: usize,
+}
+
+impl LayerCache {
+    fn new() -> Self {
+        Self { k: None, v: None, len: 0 }
+    }
+
+    fn capacity(&self) -> usize {
+        self.k.as_ref().and_then(|k| k.dims().get(2).copied()).unwrap_or(0)
+    }
+
+    /// Appends `k`, `v` (shape `(1, n_kv, s, head_dim)`) at `self.len`; returns views of
+    /// the whole cached K and V.
+    fn append(&mut self, k: &Tensor, v: &Tensor, max_len: usize) -> Result<(Tensor, Tensor)> {
+        let (b, n_kv, s, head_dim) = k.dims4()?;
+        let needed = self.len + s;
+        if needed > self.capacity() {
+            // Grow geometrically so a long conversation reallocates a few times only.
+            let capacity = needed.max(self.capacity() * 2).max(256).min(max_len.max(needed));
+            let k_buf = Tensor::zeros((b, n_kv, capacity, head_dim), k.dtype(), k.device())?;
+            let v_buf = Tensor::zeros((b, n_kv, capacity, head_dim), v.dtype(), v.device())?;
+            if let (Some(old_k), Some(old_v)) = (&self.k, &self.v) {
+                if self.len > 0 {
+                    k_buf.slice_set(&old_k.narrow(2, 0, self.len)?.contiguous()?, 2, 0)?;
+                    v_buf.slice_set(&old_v.narrow(2, 0, self.len)?.contiguous()?, 2, 0)?;
+                }
+            }
+            self.k = Some(k_buf);
+            self.v = Some(v_buf);
+        }
+        let (Some(k_buf), Some(v_buf)) = (&self.k, &self.v) else {
+            candle_core::bail!("kv cache buffers missing")
+        };
+        k_buf.slice_set(&k.contiguous()?, 2, self.len)?;
+        v_buf.slice_set(&v.contiguous()?, 2, self.len)?;
+        self.len = needed;
+        Ok((k_buf.narrow(2, 0, self.len)?, v_buf.narrow(2, 0, self.len)?))
+    }
+}
+
+struct Layer {
+    wq: QMatMul,
+    wk: QMatMul,
+    wv: QMatMul,
+    bq: Tensor,
+    bk: Tensor,
+    bv: Tensor,
+    wo: QMatMul,
+    attn_norm: RmsNorm,
+    ffn_norm: RmsNorm,
+    gate: QMatMul,
+    up: QMatMul,
+    down: QMatMul,
+    cache: LayerCache,
+}
+
+/// Model hyper-parameters read from the GGUF metadata.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Qwen2Config {
+    pub n_layer: usize,
+    pub n_head: usize,
+    pub n_kv_head: usize,
+    pub hidden: usize,
+    pub head_dim: usize,
+    pub context_length: usize,
+    pub rms_eps: f64,
+    pub rope_base: f32,
+}
+
+pub struct Qwen2 {
+    config: Qwen2Config,
+    embed: Tensor,
+    layers: Vec<Layer>,
+    norm: RmsNorm,
+    output: QMatMul,
+    cos: Tensor,
+    sin: Tensor,
+    device: Device,
+}
+
+impl Qwen2 {
+    pub fn from_gguf<R: Read + Seek>(content: &gguf_file::Content, reader: &mut R, device: &Device) -> Result<Self> {
+        let md = |key: &str| {
+            content
+                .metadata
+                .get(key)
+                .ok_or_else(|| candle_core::Error::Msg(format!("GGUF metadata has no {key}")))
+        };
+        let n_head = md("qwen2.attention.head_count")?.to_u32()? as usize;
+        let n_kv_head = md("qwen2.attention.head_count_kv")?.to_u32()? as usize;
+        let hidden = md("qwen2.embedding_length")?.to_u32()? as usize;
+        let config = Qwen2Config {
+            n_layer: md("qwen2.block_count")?.to_u32()? as usize,
+            n_head,
+            n_kv_head,
+            hidden,
+            head_dim: hidden / n_head.max(1),
+            context_length: md("qwen2.context_length")?.to_u32()? as usize,
+            rms_eps: f64::from(md("qwen2.attention.layer_norm_rms_epsilon")?.to_f32()?),
+            rope_base: md("qwen2.rope.freq_base").and_then(|v| v.to_f32()).unwrap_or(10_000.0),
+        };
+        if n_head == 0 || n_kv_head == 0 || !n_head.is_multiple_of(n_kv_head) || !hidden.is_multiple_of(n_head) {
+            candle_core::bail!("inconsistent head counts: {n_head} heads, {n_kv_head} kv heads, hidden {hidden}");
+        }
+        let mut tensor = |name: &str| content.tensor(reader, name, device);
+
+        let embed_q = tensor("token_embd.weight")?;
+        let embed = embed_q.dequantize(device)?;
+        let output = match tensor("output.weight") {
+            Ok(w) => QMatMul::from_qtensor(w)?,
+            // Tied embeddings.
+            Err(_) => QMatMul::from_qtensor(embed_q)?,
+        };
+        let norm = RmsNorm::from_qtensor(tensor("output_norm.weight")?, config.rms_eps)?;
+
+        let mut layers = Vec::with_capacity(config.n_layer);
+        for i in 0..config.n_layer {
+            let mut t = |suffix: &str| tensor(&format!("blk.{i}.{suffix}"));
+            layers.push(Layer {
+                wq: QMatMul::from_qtensor(t("attn_q.weight")?)?,
+                wk: QMatMul::from_qtensor(t("attn_k.weight")?)?,
+                wv: QMatMul::from_qtensor(t("attn_v.weight")?)?,
+                bq: t("attn_q.bias")?.dequantize(device)?,
+                bk: t("attn_k.bias")?.dequantize(device)?,
+                bv: t("attn_v.bias")?.dequantize(device)?,
+                wo: QMatMul::from_qtensor(t("attn_output.weight")?)?,
+                attn_norm: RmsNorm::from_qtensor(t("attn_norm.weight")?, config.rms_eps)?,
+                ffn_norm: RmsNorm::from_qtensor(t("ffn_norm.weight")?, config.rms_eps)?,
+                gate: QMatMul::from_qtensor(t("ffn_gate.weight")?)?,
+                up: QMatMul::from_qtensor(t("ffn_up.weight")?)?,
+                down: QMatMul::from_qtensor(t("ffn_down.weight")?)?,
+                cache: LayerCache::new(),
+            });
+        }
+        let (cos, sin) = rope_tables(config.head_dim, config.rope_base, config.context_length, device)?;
+        Ok(Self { config, embed, layers, norm, output, cos, sin, device: device.clone() })
+    }
+
+    pub fn config(&self) -> &Qwen2Config {
+        &self.config
+    }
+
+    /// Positions held in the cache.
+    pub fn cached_len(&self) -> usize {
+        self.layers.first().map(|l| l.cache.len).unwrap_or(0)
+    }
+
+    /// Forgets cached positions from `len` on (the buffers stay allocated).
+    pub fn truncate(&mut self, len: usize) {
+        for layer in &mut self.layers {
+            layer.cache.len = layer.cache.len.min(len);
+        }
+    }
+
+    /// Runs `tokens` at positions `cached_len()..`, adds them to the cache and returns the
+    /// logits of the last one, shape `(vocab,)`.
+    pub fn forward(&mut self, tokens: &[u32]) -> Result<Tensor> {
+        let s = tokens.len();
+        if s == 0 {
+            candle_core::bail!("forward on no tokens");
+        }
+        let pos = self.cached_len();
+        if pos + s > self.config.context_length {
+            candle_core::bail!("{} positions exceed the context length {}", pos + s, self.config.context_length);
+        }
+        let ids = Tensor::new(tokens, &self.device)?;
+        let mut x = self.embed.index_select(&ids, 0)?.unsqueeze(0)?;
+        let cos = self.cos.narrow(0, pos, s)?;
+        let sin = self.sin.narrow(0, pos, s)?;
+        let mask = if s > 1 { Some(causal_mask(s, pos, &self.device)?) } else { None };
+        let config = self.config.clone();
+        for layer in &mut self.layers {
+            let h = layer.attn_norm.forward(&x)?;
+            let attn = attention(layer, &config, &h, &cos, &sin, mask.as_ref())?;
+            x = (attn + x)?;
+            let h = layer.ffn_norm.forward(&x)?;
+            let gate = candle_nn::ops::silu(&layer.gate.forward(&h)?)?;
+            let mlp = layer.down.forward(&(gate * layer.up.forward(&h)?)?)?;
+            x = (mlp + x)?;
+        }
+        let last = x.narrow(1, s - 1, 1)?;
+        let last = self.norm.forward(&last)?;
+        self.output.forward(&last)?.flatten_all()?.to_dtype(DType::F32)
+    }
+}
+
+fn attention(
+    layer: &mut Layer,
+    c: &Qwen2Config,
+    x: &Tensor,
+    cos: &Tensor,
+    sin: &Tensor,
+    mask: Option<&Tensor>,
+) -> Result<Tensor> {
+    let (b, s, _) = x.dims3()?;
+    let heads = |w: &QMatMul, bias: &Tensor, n: usize| -> Result<Tensor> {
+        w.forward(x)?
+            .broadcast_add(bias)?
+            .reshape((b, s, n, c.head_dim))?
+            .transpose(1, 2)?
+            .contiguous()
+    };
+    let q = candle_nn::rotary_emb::rope(&heads(&layer.wq, &layer.bq, c.n_head)?, cos, sin)?;
+    let k = candle_nn::rotary_emb::rope(&heads(&layer.wk, &layer.bk, c.n_kv_head)?, cos, sin)?;
+    let v = heads(&layer.wv, &layer.bv, c.n_kv_head)?;
+    let (k, v) = layer.cache.append(&k, &v, c.context_length)?;
+    let kv_len = k.dim(2)?;
+
+    // The query heads sharing one K/V head are consecutive: view them as one longer query
+    // sequence against that head, (b, n_kv, n_rep * s, head_dim).
+    let n_rep = c.n_head / c.n_kv_head;
+    let q = q.reshape((b, c.n_kv_head, n_rep * s, c.head_dim))?;
+    let scale = 1.0 / (c.head_dim as f64).sqrt();
+    let scores = (q.matmul(&k.t()?)? * scale)?;
+    let scores = match mask {
+        Some(mask) => scores
+            .reshape((b, c.n_kv_head, n_rep, s, kv_len))?
+            .broadcast_add(mask)?
+            .reshape((b, c.n_kv_head, n_rep * s, kv_len))?,
+        None => scores,
+    };
+    let probs = candle_nn::ops::softmax_last_dim(&scores)?;
+    let y = probs.matmul(&v)?;
+    let y = y
+        .reshape((b, c.n_head, s, c.head_dim))?
+        .transpose(1, 2)?
+        .reshape((b, s, c.n_head * c.head_dim))?;
+    layer.wo.forward(&y)
+}
+
+/// Additive mask `(s, pos + s)`: query `i` (at position `pos + i`) sees keys `0..=pos + i`.
+fn causal_mask(s: usize, pos: usize, device: &Device) -> Result<Tensor> {
+    let kv_len = pos + s;
+    let values: Vec<f32> = (0..s)
+        .flat_map(|i| (0..kv_len).map(move |j| if j > pos + i { f32::NEG_INFINITY } else { 0.0 }))
+        .collect();
+    Tensor::from_vec(values, (s, kv_len), device)
+}
+
+fn rope_tables(head_dim: usize, base: f32, context: usize, device: &Device) -> Result<(Tensor, Tensor)> {
+    let inv_freq: Vec<f32> = (0..head_dim)
+        .step_by(2)
+        .map(|i| 1.0 / base.powf(i as f32 / head_dim as f32))
+        .collect();
+    let n = inv_freq.len();
+    let inv_freq = Tensor::from_vec(inv_freq, (1, n), device)?;
+    let positions = Tensor::arange(0u32, context as u32, device)?
+        .to_dtype(DType::F32)?
+        .reshape((context, 1))?;
+    let angles = positions.matmul(&inv_freq)?;
+    Ok((angles.cos()?, angles.sin()?))
+}

@@ -1,0 +1,158 @@
+//! Tiny random models written to temp files: our Qwen2 forward against candle's
+//! `quantized_qwen2`, cache truncation against a fresh prefill, and the GGUF / Hugging Face
+//! loaders end to end.
+
+use candle_core::quantized::gguf_file;
+use candle_core::{Device, Tensor};
+use candle_transformers::models::quantized_qwen2;
+
+use super::testing::*;
+use super::*;
+
+fn open_ours(path: &Path) -> Qwen2 {
+    let mut file = File::open(path).unwrap();
+    let content = gguf_file::Content::read(&mut file).unwrap();
+    Qwen2::from_gguf(&content, &mut file, &Device::Cpu).unwrap()
+}
+
+fn max_diff(a: &Tensor, b: &Tensor) -> f32 {
+    let a: Vec<f32> = a.flatten_all().unwrap().to_vec1().unwrap();
+    let b: Vec<f32> = b.flatten_all().unwrap().to_vec1().unwrap();
+    assert_eq!(a.len(), b.len());
+    a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+}
+
+const PROMPT: [u32; 13] = [104, 101, 108, 108, 111, 32, 119, 111, 114, 108, 100, 33, 10];
+
+#[test]
+fn our_qwen2_matches_candles_quantized_qwen2() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_tiny_qwen2_gguf(dir.path(), "qwen2");
+    let mut ours = open_ours(&path);
+    let mut file = File::open(&path).unwrap();
+    let content = gguf_file::Content::read(&mut file).unwrap();
+    let mut reference = quantized_qwen2::ModelWeights::from_gguf(content, &mut file, &Device::Cpu).unwrap();
+
+    let input = Tensor::new(&PROMPT[..], &Device::Cpu).unwrap().unsqueeze(0).unwrap();
+    let theirs = reference.forward(&input, 0).unwrap();
+    let mine = ours.forward(&PROMPT).unwrap();
+    assert_eq!(mine.dims(), &[toy_vocab().0.len()]);
+    assert!(max_diff(&mine, &theirs) < 1e-3, "prefill differs by {}", max_diff(&mine, &theirs));
+
+    // Three decode steps, one token each.
+    for (step, token) in [7u32, 42, 260].into_iter().enumerate() {
+        let input = Tensor::new(&[token], &Device::Cpu).unwrap().unsqueeze(0).unwrap();
+        let theirs = reference.forward(&input, PROMPT.len() + step).unwrap();
+        let mine = ours.forward(&[token]).unwrap();
+        assert!(max_diff(&mine, &theirs) < 1e-3, "step {step} differs by {}", max_diff(&mine, &theirs));
+    }
+    assert_eq!(ours.cached_len(), PROMPT.len() + 3);
+}
+
+#[test]
+fn truncated_cache_gives_the_logits_of_a_fresh_prefill() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_tiny_qwen2_gguf(dir.path(), "qwen2");
+    let mut reused = open_ours(&path);
+    let mut fresh = open_ours(&path);
+
+    // First turn: prompt + two generated tokens. Second turn diverges after 9 tokens.
+    reused.forward(&PROMPT).unwrap();
+    reused.forward(&[5]).unwrap();
+    reused.forward(&[6]).unwrap();
+    reused.truncate(9);
+    assert_eq!(reused.cached_len(), 9);
+    let second: Vec<u32> = PROMPT[..9].iter().copied().chain([200, 201, 202, 203]).collect();
+    let via_reuse = reused.forward(&second[9..]).unwrap();
+    let via_fresh = fresh.forward(&second).unwrap();
+    assert!(max_diff(&via_reuse, &via_fresh) < 1e-3, "differs by {}", max_diff(&via_reuse, &via_fresh));
+
+    // Prefill in chunks equals prefill in one go; growing past the first buffer is fine.
+    let long: Vec<u32> = (0..300u32).map(|i| i % 256).collect();
+    let mut chunked = open_ours(&path);
+    chunked.forward(&long[..100]).unwrap();
+    chunked.forward(&long[100..250]).unwrap();
+    let a = chunked.forward(&long[250..]).unwrap_err();
+    assert!(a.to_string().contains("exceed the context length 256"), "{a}");
+    let b = chunked.forward(&long[250..256]).unwrap();
+    let mut whole = open_ours(&path);
+    let c = whole.forward(&long[..256]).unwrap();
+    assert!(max_diff(&b, &c) < 1e-3, "chunked differs by {}", max_diff(&b, &c));
+}
+
+#[test]
+fn gguf_loader_brings_tokenizer_template_and_stop_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_tiny_qwen2_gguf(dir.path(), "qwen2");
+    let mut loaded = load_model(&path, None, "q8_0", &Device::Cpu).unwrap();
+    assert_eq!(
+        loaded.info,
+        ModelInfo {
+            path: path.clone(),
+            format: ModelFormat::Gguf,
+            architecture: "qwen2".into(),
+            context_length: CONTEXT,
+            device: "cpu".into(),
+            prefix_reuse: true,
+        }
+    );
+    let im_end = loaded.tokenizer.token_id("<|im_end|>").unwrap();
+    let eot = loaded.tokenizer.token_id("<|endoftext|>").unwrap();
+    assert_eq!(loaded.stop_tokens, vec![im_end, eot]);
+    let messages = [serde_json::json!({"role": "user", "content": "hello"})];
+    let prompt = loaded.template.as_ref().unwrap().render(&messages, None, true).unwrap();
+    assert_eq!(prompt, "<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n");
+    let ids = loaded.tokenizer.encode(&prompt).unwrap();
+    assert_eq!(ids.first(), loaded.tokenizer.token_id("<|im_start|>").as_ref());
+    assert!(ids.contains(&loaded.tokenizer.token_id("hello").unwrap()));
+    let logits = loaded.lm.forward(&ids).unwrap();
+    assert_eq!(logits.dims(), &[loaded.tokenizer.vocab_size()]);
+    assert!(loaded.lm.truncate(2));
+    assert_eq!(loaded.lm.cached_len(), 2);
+}
+
+#[test]
+fn unsupported_architectures_and_bad_files_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_tiny_qwen2_gguf(dir.path(), "mamba");
+    let err = load_model(&path, None, "", &Device::Cpu).err().unwrap().to_string();
+    assert!(err.contains("GGUF architecture 'mamba' is not supported (qwen2, qwen3, llama)"), "{err}");
+    let junk = dir.path().join("junk.gguf");
+    std::fs::write(&junk, b"not a model").unwrap();
+    let err = load_model(&junk, None, "", &Device::Cpu).err().unwrap().to_string();
+    assert!(err.contains("not a GGUF file"), "{err}");
+    let empty = tempfile::tempdir().unwrap();
+    let err = load_model(empty.path(), None, "", &Device::Cpu).err().unwrap().to_string();
+    assert!(err.contains("config.json"), "{err}");
+}
+
+#[test]
+fn hugging_face_folders_load_for_qwen2_and_qwen3() {
+    for model_type in ["qwen2", "qwen3"] {
+        let dir = tempfile::tempdir().unwrap();
+        write_tiny_hf_dir(dir.path(), model_type);
+        let mut loaded = load_model(dir.path(), None, "f32", &Device::Cpu).unwrap();
+        assert_eq!(loaded.info.architecture, model_type);
+        assert_eq!(loaded.info.format, ModelFormat::HfDir);
+        assert!(!loaded.info.prefix_reuse);
+        let prompt = loaded
+            .template
+            .as_ref()
+            .unwrap()
+            .render(&[serde_json::json!({"role": "user", "content": "hello world"})], None, true)
+            .unwrap();
+        let ids = loaded.tokenizer.encode(&prompt).unwrap();
+        let first = loaded.lm.forward(&ids).unwrap();
+        assert_eq!(first.dims(), &[toy_vocab().0.len()], "{model_type}");
+        let step = loaded.lm.forward(&[5]).unwrap();
+        assert_eq!(loaded.lm.cached_len(), ids.len() + 1);
+        // These models cannot cut their cache: clearing and running again gives the same.
+        assert!(!loaded.lm.truncate(3));
+        loaded.lm.clear();
+        let again = loaded.lm.forward(&ids).unwrap();
+        assert!(max_diff(&first, &again) < 1e-4, "{model_type}");
+        assert!(max_diff(&first, &step) > 0.0);
+        let eos = loaded.tokenizer.token_id("<|im_end|>").unwrap();
+        assert!(loaded.stop_tokens.contains(&eos), "{model_type}");
+    }
+}
