@@ -36,6 +36,7 @@ pub struct ChatArgs {
 pub fn run(args: ChatArgs) -> Result<ExitCode> {
     let config = args.model.load_config()?;
     let profile = config.profile(args.model.model_name.as_deref())?;
+    super::ensure_model(&profile)?;
     let workspace = args.workspace.open()?;
     let memory_dir = (!args.no_memory).then(|| workspace.root.join("memory"));
     let settings = Settings {

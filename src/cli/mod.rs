@@ -6,6 +6,7 @@ mod bench;
 mod chat;
 mod decide;
 mod misc;
+mod models;
 mod tui;
 
 use std::path::{Path, PathBuf};
@@ -39,6 +40,8 @@ pub enum Cmd {
     Tool(misc::ToolArgs),
     /// Read the agent's memory files.
     Memory(misc::MemoryArgs),
+    /// List model profiles and fetch their pinned model files.
+    Models(models::ModelsArgs),
     /// The live terminal UI (also what `b4` with no command opens).
     Tui(tui::TuiArgs),
     /// Run bench cases (or BFCL question files) and score validity, correctness and speed.
@@ -127,16 +130,12 @@ pub fn main() -> Result<ExitCode> {
         Some(Cmd::Memory(args)) => misc::memory(args),
         Some(Cmd::Bench(args)) => bench::run(args),
         Some(Cmd::Tui(args)) => tui::run(args),
+        Some(Cmd::Models(args)) => models::run(args),
         None => tui::run(tui::TuiArgs::default()),
     }
 }
 
-/// Makes sure a real profile's model file is there, fetching its pinned download on
-/// first use (with progress); the mock needs nothing.
-pub fn ensure_model(profile: &crate::brain::Profile) -> Result<()> {
-    let _ = profile;
-    Ok(())
-}
+pub use models::ensure_model;
 
 /// A multi-threaded tokio runtime for commands that run the engine.
 pub fn tokio_runtime() -> Result<tokio::runtime::Runtime> {
