@@ -54,8 +54,10 @@ impl CausalLm for Qwen2 {
         Qwen2::truncate(self, 0);
     }
     fn max_chunk(&self) -> Option<usize> {
-        // Bounds the attention scores of a long prefill: heads * chunk * context floats.
-        Some(512)
+        // Cancel is checked between chunks, and the attention scores of a chunk take
+        // heads * chunk * context floats. Measured on the 0.5B model: 256 runs as fast as one
+        // big batch; 128 is 6% and 64 20% slower.
+        Some(256)
     }
 }
 

@@ -184,6 +184,8 @@ fn seeded_sampling_repeats() {
 
 #[test]
 fn handles_are_cheap_clones_of_one_decoder() {
+    fn shareable<T: Send + Sync + Clone>() {}
+    shareable::<ModelHandle>();
     let (_dir, handle) = tiny();
     let other = handle.clone();
     run(&handle, "hello", GenParams { constraint: bytes_only(), ..params(2) });

@@ -58,7 +58,8 @@ pub fn near_one(n: usize) -> Tensor {
     (Tensor::ones(n, candle_core::DType::F32, &Device::Cpu).unwrap() + randn(&[n])).unwrap()
 }
 
-/// Writes a random Qwen2 GGUF with the toy vocabulary; returns its path.
+/// Writes a random GGUF with the toy vocabulary; returns its path. `qwen2` has q/k/v
+/// biases, `qwen3` per-head q/k norms, `llama` neither; any other name gets Qwen2 tensors.
 pub fn write_tiny_qwen2_gguf(dir: &Path, architecture: &str) -> PathBuf {
     let (tokens, merges, types) = toy_vocab();
     let vocab = tokens.len();
@@ -72,13 +73,22 @@ pub fn write_tiny_qwen2_gguf(dir: &Path, architecture: &str) -> PathBuf {
     ];
     for i in 0..LAYERS {
         let p = |s: &str| format!("blk.{i}.{s}");
+        match architecture {
+            "qwen3" => tensors.extend([
+                (p("attn_q_norm.weight"), f(near_one(head_dim))),
+                (p("attn_k_norm.weight"), f(near_one(head_dim))),
+            ]),
+            "llama" => {}
+            _ => tensors.extend([
+                (p("attn_q.bias"), f(randn(&[HIDDEN]))),
+                (p("attn_k.bias"), f(randn(&[KV_HEADS * head_dim]))),
+                (p("attn_v.bias"), f(randn(&[KV_HEADS * head_dim]))),
+            ]),
+        }
         tensors.extend([
             (p("attn_q.weight"), q(randn(&[HIDDEN, HIDDEN]))),
             (p("attn_k.weight"), q(randn(&[KV_HEADS * head_dim, HIDDEN]))),
             (p("attn_v.weight"), q(randn(&[KV_HEADS * head_dim, HIDDEN]))),
-            (p("attn_q.bias"), f(randn(&[HIDDEN]))),
-            (p("attn_k.bias"), f(randn(&[KV_HEADS * head_dim]))),
-            (p("attn_v.bias"), f(randn(&[KV_HEADS * head_dim]))),
             (p("attn_output.weight"), q(randn(&[HIDDEN, HIDDEN]))),
             (p("attn_norm.weight"), f(near_one(HIDDEN))),
             (p("ffn_norm.weight"), f(near_one(HIDDEN))),
@@ -99,6 +109,8 @@ pub fn write_tiny_qwen2_gguf(dir: &Path, architecture: &str) -> PathBuf {
         (a("attention.head_count_kv"), V::U32(KV_HEADS as u32)),
         (a("rope.freq_base"), V::F32(1_000_000.0)),
         (a("attention.layer_norm_rms_epsilon"), V::F32(1e-6)),
+        (a("attention.key_length"), V::U32(head_dim as u32)),
+        (a("rope.dimension_count"), V::U32(head_dim as u32)),
         ("tokenizer.ggml.model".into(), V::String("gpt2".into())),
         ("tokenizer.ggml.pre".into(), V::String("qwen2".into())),
         ("tokenizer.ggml.tokens".into(), V::Array(tokens.iter().cloned().map(V::String).collect())),

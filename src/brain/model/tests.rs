@@ -152,7 +152,41 @@ fn hugging_face_folders_load_for_qwen2_and_qwen3() {
         let again = loaded.lm.forward(&ids).unwrap();
         assert!(max_diff(&first, &again) < 1e-4, "{model_type}");
         assert!(max_diff(&first, &step) > 0.0);
+        // Several tokens after a cached prefix equal one run over everything.
+        let extended = loaded.lm.forward(&[5, 6, 7]).unwrap();
+        loaded.lm.clear();
+        let all: Vec<u32> = ids.iter().copied().chain([5, 6, 7]).collect();
+        let at_once = loaded.lm.forward(&all).unwrap();
+        assert!(max_diff(&extended, &at_once) < 1e-3, "{model_type}: {}", max_diff(&extended, &at_once));
         let eos = loaded.tokenizer.token_id("<|im_end|>").unwrap();
         assert!(loaded.stop_tokens.contains(&eos), "{model_type}");
+    }
+}
+
+#[test]
+fn qwen3_and_llama_ggufs_run_on_candles_models_and_clear_to_start_over() {
+    for architecture in ["qwen3", "llama"] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_tiny_qwen2_gguf(dir.path(), architecture);
+        let mut loaded = load_model(&path, None, "q8_0", &Device::Cpu).unwrap();
+        assert_eq!(loaded.info.architecture, architecture);
+        assert!(!loaded.info.prefix_reuse);
+        let first = loaded.lm.forward(&PROMPT).unwrap();
+        assert_eq!(first.dims(), &[toy_vocab().0.len()], "{architecture}");
+        assert_eq!(loaded.lm.cached_len(), PROMPT.len());
+        // Extending the cached tokens works without cutting anything...
+        assert!(loaded.lm.truncate(PROMPT.len()));
+        let extended = loaded.lm.forward(&[7, 8, 9]).unwrap();
+        // ...and gives what running everything at once gives.
+        loaded.lm.clear();
+        let all: Vec<u32> = PROMPT.iter().copied().chain([7, 8, 9]).collect();
+        let at_once = loaded.lm.forward(&all).unwrap();
+        assert!(max_diff(&extended, &at_once) < 1e-3, "{architecture}: {}", max_diff(&extended, &at_once));
+        // A cut in the middle is refused: the caller clears and starts over.
+        assert!(!loaded.lm.truncate(4));
+        loaded.lm.clear();
+        assert_eq!(loaded.lm.cached_len(), 0);
+        let again = loaded.lm.forward(&PROMPT).unwrap();
+        assert!(max_diff(&first, &again) < 1e-4, "{architecture}");
     }
 }
