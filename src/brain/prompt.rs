@@ -42,6 +42,12 @@ const ENVELOPE_RULES: &str = "You are a local tool agent. Answer ONLY with one J
 Valid schema A (final answer, no tools needed):\n\
 {\"content\":\"final answer text\",\"tool_calls\":[]}";
 
+/// Small models narrate the call they are about to make in `content`; saying when each
+/// schema applies keeps content empty with calls.
+const DECIDE_RULE: &str = "When the request needs a file, a calculation, a search or a table, \
+use schema B: put every needed call in tool_calls and leave content empty (\"\"). Use schema A \
+only to answer directly, or when tool results already answer the request. ";
+
 const ENVELOPE_REMINDER: &str = "Answer ONLY with one JSON object (schema A or schema B).";
 
 const EXCLUSIVE_ENVELOPE: &str = "content and tool_calls are exclusive: either schema A \
@@ -114,6 +120,7 @@ fn envelope_system(tools: &[Value], listed: &[Value], builtin: bool) -> String {
     text.push_str("\nValid schema B (call one or more tools, content must be empty):\n");
     text.push_str(&schema_b.to_string());
     text.push_str("\nYou may include zero, one, or multiple tool_calls in the array. ");
+    text.push_str(DECIDE_RULE);
     text.push_str(use_only(builtin));
     push_tool_list(&mut text, listed);
     text
