@@ -24,6 +24,8 @@ fn workspace() -> tempfile::TempDir {
     for sub in ["docs", "data", "memory"] {
         copy_dir(&repo().join(sub), &dir.path().join(sub));
     }
+    // Only the shipped notes: a developer's own history is not part of the fixture.
+    let _ = std::fs::remove_file(dir.path().join("memory/history.md"));
     dir
 }
 

@@ -358,7 +358,7 @@ Valid schema A (final answer, no tools needed):\n\
 {{\"content\":\"final answer text\",\"tool_calls\":[]}}\n\
 Valid schema B (call one or more tools, content must be empty):\n\
 {{\"content\":\"\",\"tool_calls\":[{{\"id\":\"call_001\",\"name\":\"file_reader\",\"args\":{{\"path\":\"docs/agent_intro.txt\",\"max_chars\":2000}}}},{{\"id\":\"call_002\",\"name\":\"calculator\",\"args\":{{\"expression\":\"2+2\"}}}}]}}\n\
-You may include zero, one, or multiple tool_calls in the array. Use only the tools listed below, with their parameter names.\n\
+You may include zero, one, or multiple tool_calls in the array. {DECIDE_RULE}Use only the tools listed below, with their parameter names.\n\
 Available tools:\n{FILE_READER}\n{CALCULATOR}"
         )
     }
