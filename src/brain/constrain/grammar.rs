@@ -53,8 +53,12 @@ const WHITESPACE: &str = r"[\x20\x0A\x0D\x09]{1,40}";
 const TAG_SEPARATOR: &str = r"/[ \t\r\n]{1,8}/";
 
 /// A native plain answer: some visible text, and nothing a parser would read as a call or
-/// as reasoning (no `{`, no tool-call or think tags).
-const NATIVE_ANSWER: &str = r"/(?s:[^{]*[^{\s][^{]*)/ & ~/(?s:.*(<tool_call|tool_call>|<function=|<think>|<\/think>).*)/";
+/// as reasoning (no `{`, no tool-call or think tags), not opening with a JSON fence (that
+/// is the fenced-calls form).
+const NATIVE_ANSWER: &str = r"/(?s:[^{]*[^{\s][^{]*)/ & ~/(?s:.*(<tool_call|tool_call>|<function=|<think>|<\/think>).*)/ & ~/(?s:\s*```(json)?[ \t]*\n.*)/";
+
+/// The opening of a fenced JSON block.
+const FENCE_OPEN: &str = r"/```(json)?[ \t]*\n/";
 
 /// One tool of the schema.
 #[derive(Clone, Debug, PartialEq)]
@@ -231,16 +235,27 @@ fn literal(text: &str) -> String {
     Value::String(text.to_string()).to_string()
 }
 
-/// `start` of the native formats: an answer, or one or more calls (whitespace between
-/// and after them, nothing else).
+/// `start` of the native formats: an answer; or one or more call blocks; or one or more
+/// ```` ```json ```` fences each holding a call or an array of calls (Hermes-style
+/// `{"name", "arguments"}`). Whitespace between and after blocks, nothing else.
+///
+/// The fences are there because small models write their calls that way despite the
+/// template (`MODELS.md`; the parser reads them): barred from them, the 0.5B model wrote
+/// its calls as lists or YAML in a fence, a useless answer; allowed, it keeps its own
+/// format and the calls are checked like any other.
 fn native_start(tools: &[Tool], call_rule: &str) -> String {
     let mut out = String::new();
     if tools.is_empty() {
         out.push_str("start: ANSWER\n");
     } else {
-        out.push_str("start: ANSWER | calls\n");
+        out.push_str("start: ANSWER | calls | fences\n");
         out.push_str("calls: call (SEP? call)* SEP?\n");
         out.push_str(call_rule);
+        out.push_str("fences: fence (SEP? fence)* SEP?\n");
+        out.push_str("fence: FENCE_OPEN fenced_calls SEP? \"```\"\n");
+        let fenced = json!({"anyOf": [any_call(tools, "arguments", false), {"type": "array", "minItems": 1, "items": any_call(tools, "arguments", false)}]});
+        out.push_str(&format!("fenced_calls: %json {}\n", json_grammar(fenced)));
+        out.push_str(&format!("FENCE_OPEN: {FENCE_OPEN}\n"));
         out.push_str(&format!("SEP: {TAG_SEPARATOR}\n"));
     }
     out.push_str(&format!("ANSWER: {NATIVE_ANSWER}\n"));

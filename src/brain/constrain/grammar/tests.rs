@@ -148,7 +148,7 @@ fn strings_take_chinese_and_json_escapes() {
 }
 
 #[test]
-fn native_hermes_is_an_answer_or_call_blocks_only() {
+fn native_hermes_is_an_answer_or_call_blocks_or_fenced_calls() {
     Check::new(&tools(), Target::Native(NativeStyle::Hermes)).verdicts(
         &[
             "<tool_call>\n{\"name\": \"file_reader\", \"arguments\": {\"path\": \"docs/agent_intro.txt\"}}\n</tool_call>",
@@ -156,13 +156,26 @@ fn native_hermes_is_an_answer_or_call_blocks_only() {
             "<tool_call>{\"name\":\"clock\",\"arguments\":{}}</tool_call>",
             "文件里写的是 Agent 系统。",
             "3.14 * 5 = 15.7\n\nDone.",
+            "The table:\n```\n| a | b |\n```",
+            "```python\nprint(3.14 * 5)\n```",
+            // The 0.5B model's own way: a call, or an array of calls, in a JSON fence.
+            "```json\n{\"name\": \"file_reader\", \"arguments\": {\"path\": \"a.txt\"}}\n```",
+            "```json\n[\n  {\"name\": \"clock\", \"arguments\": {}},\n  {\"name\": \"format_converter\", \"arguments\": {\"to\": \"csv\"}}\n]\n```\n",
+            "```\n{\"name\": \"clock\", \"arguments\": {}}\n```\n```json\n{\"name\": \"clock\", \"arguments\": {}}\n```",
         ],
         &[
             // Narration with a call; a call in a fence; JSON as an answer.
             "I'll read it.\n<tool_call>\n{\"name\": \"clock\", \"arguments\": {}}\n</tool_call>",
             "<tool_call>\n{\"name\": \"clock\", \"arguments\": {}}\n</tool_call>\nDone.",
-            "```json\n{\"name\": \"clock\", \"arguments\": {}}\n```",
             "{\"name\": \"clock\", \"arguments\": {}}",
+            "Here it is:\n```json\n{\"name\": \"clock\", \"arguments\": {}}\n```",
+            // A JSON fence holds calls and nothing else, to known tools with valid arguments.
+            "```json\n[\"file_reader\", \"calculator\"]\n```",
+            "```\nname: clock\n```",
+            "```json\n[]\n```",
+            "```json\n{\"name\": \"web_search\", \"arguments\": {}}\n```",
+            "```json\n{\"name\": \"file_reader\", \"arguments\": {\"path\": 3}}\n```",
+            "```json\n{\"name\": \"clock\", \"arguments\": {}}\n```\nDone.",
             // Unknown tool, the envelope's key, bad arguments, an unclosed block.
             "<tool_call>\n{\"name\": \"web_search\", \"arguments\": {}}\n</tool_call>",
             "<tool_call>\n{\"name\": \"clock\", \"args\": {}}\n</tool_call>",
