@@ -317,6 +317,13 @@ pub struct DecisionStats {
     pub prefill_tok_s: f64,
     pub decode_tok_s: f64,
     pub latency_ms: f64,
+    /// Constrained decoding: time spent computing token masks and advancing the grammar
+    /// during decoding (part of `decode_ms`).
+    #[serde(default)]
+    pub mask_ms: f64,
+    /// Constrained decoding: time to compile the answer grammar for this decision.
+    #[serde(default)]
+    pub grammar_ms: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,11 +6,13 @@
 //! the model sent content and tool calls together.
 
 use std::sync::atomic::AtomicBool;
+use std::time::Instant;
 
+use super::constrain;
 use super::generate::{GenParams, ModelHandle, StopKind};
 use super::parse::{self, Parsed};
 use super::prompt::{self, Reminder};
-use super::{Brain, BrainError, Decision, DecisionRequest, DecisionStatus, Exclusivity, Profile, TokenSink};
+use super::{Brain, BrainError, Decision, DecisionRequest, DecisionStatus, Decoding, Exclusivity, Profile, TokenSink};
 use crate::protocol::{AiMessage, DecisionStats};
 
 pub struct CandleBrain {
@@ -44,6 +46,7 @@ fn accumulate(total: &mut DecisionStats, s: &DecisionStats) {
     total.prefill_tok_s = s.prefill_tok_s;
     total.decode_tok_s = s.decode_tok_s;
     total.latency_ms += s.latency_ms;
+    total.mask_ms += s.mask_ms;
 }
 
 impl Brain for CandleBrain {
@@ -60,7 +63,16 @@ impl Brain for CandleBrain {
             attempts += 1;
             let input = prompt::build(&request.messages, &request.tools, request.phase, request.tool_calling, reminder);
             let prompt_text = self.model.render(&input.messages, input.tools.as_deref())?;
-            let generation = self.model.generate(&prompt_text, self.params(), on_token, cancel)?;
+            let mut params = self.params();
+            if request.decoding.unwrap_or(self.profile.decoding) == Decoding::Constrained {
+                let compiling = Instant::now();
+                match constrain::for_request(&self.model, request) {
+                    Ok(constraint) => params.constraint = Some(Box::new(constraint)),
+                    Err(e) => warnings.push(format!("decoded without constraint: {e}")),
+                }
+                stats.grammar_ms += compiling.elapsed().as_secs_f64() * 1000.0;
+            }
+            let generation = self.model.generate(&prompt_text, params, on_token, cancel)?;
             accumulate(&mut stats, &generation.stats);
             if generation.stop == StopKind::Cancelled {
                 return Err(BrainError::Cancelled);

@@ -37,6 +37,24 @@ pub trait TokenConstraint {
     fn commit(&mut self, token: u32) -> Result<(), String>;
     /// Whether the output is complete: generation stops with [`StopKind::Constraint`].
     fn is_finished(&self) -> bool;
+    /// Sets the logits of the tokens not allowed next to `-inf`, in place; `Ok(false)` when
+    /// none is allowed. The default goes through [`TokenConstraint::allowed`]; a constraint
+    /// that has a bitset over a large vocabulary applies it directly.
+    fn mask_logits(&mut self, logits: &mut [f32]) -> Result<bool, String> {
+        let Some(allowed) = self.allowed() else { return Ok(true) };
+        let mut keep = vec![false; logits.len()];
+        for &id in &allowed {
+            if let Some(k) = keep.get_mut(id as usize) {
+                *k = true;
+            }
+        }
+        for (value, keep) in logits.iter_mut().zip(keep) {
+            if !keep {
+                *value = f32::NEG_INFINITY;
+            }
+        }
+        Ok(!allowed.is_empty())
+    }
 }
 
 /// How to decode.
@@ -235,6 +253,11 @@ impl ModelHandle {
         &self.shared.tokenizer
     }
 
+    /// The model's chat template, when it has one.
+    pub fn chat_template(&self) -> Option<&ChatTemplate> {
+        self.shared.template.as_ref()
+    }
+
     pub fn stop_tokens(&self) -> &[u32] {
         &self.shared.stop_tokens
     }
@@ -419,22 +442,26 @@ impl Decoder {
                 stop = StopKind::Cancelled;
                 break;
             }
-            let allowed = match params.constraint.as_mut() {
-                Some(c) if c.is_finished() => {
-                    stop = StopKind::Constraint;
-                    break;
-                }
-                Some(c) => c.allowed(),
-                None => None,
-            };
-            if allowed.as_ref().is_some_and(Vec::is_empty) {
+            if params.constraint.as_ref().is_some_and(|c| c.is_finished()) {
                 stop = StopKind::Constraint;
                 break;
             }
-            let token = pick(&mut processor, &logits, vocab, allowed.as_deref())?;
+            let mut values = logit_values(&logits, vocab)?;
             if let Some(c) = params.constraint.as_mut() {
+                let masking = Instant::now();
+                let any = c.mask_logits(&mut values).map_err(|e| BrainError::Generation(format!("constraint: {e}")))?;
+                stats.mask_ms += ms_since(masking);
+                if !any {
+                    stop = StopKind::Constraint;
+                    break;
+                }
+            }
+            let token = sample(&mut processor, values)?;
+            if let Some(c) = params.constraint.as_mut() {
+                let committing = Instant::now();
                 c.commit(token)
                     .map_err(|e| BrainError::Generation(format!("constraint rejected token {token}: {e}")))?;
+                stats.mask_ms += ms_since(committing);
             }
             generated.push(token);
             if shared.stop_tokens.contains(&token) {
@@ -467,24 +494,22 @@ impl Decoder {
     }
 }
 
-/// The next token: masked to `allowed` and to the tokenizer's vocabulary, then greedy or
-/// sampled as the processor was set up.
-fn pick(processor: &mut LogitsProcessor, logits: &Tensor, vocab: usize, allowed: Option<&[u32]>) -> Result<u32, BrainError> {
-    let gen_err = |e: candle_core::Error| BrainError::Generation(e.to_string());
+fn gen_err(e: candle_core::Error) -> BrainError {
+    BrainError::Generation(e.to_string())
+}
+
+/// The logits as values, masked to the tokenizer's vocabulary.
+fn logit_values(logits: &Tensor, vocab: usize) -> Result<Vec<f32>, BrainError> {
     let mut values: Vec<f32> = logits.to_vec1().map_err(gen_err)?;
     // Ids past the tokenizer's vocabulary (padding rows of the output matrix) never decode.
     for v in values.iter_mut().skip(vocab) {
         *v = f32::NEG_INFINITY;
     }
-    if let Some(allowed) = allowed {
-        let mut masked = vec![f32::NEG_INFINITY; values.len()];
-        for &id in allowed {
-            if let (Some(slot), Some(v)) = (masked.get_mut(id as usize), values.get(id as usize)) {
-                *slot = *v;
-            }
-        }
-        values = masked;
-    }
+    Ok(values)
+}
+
+/// The next token from (masked) logits: greedy or sampled as the processor was set up.
+fn sample(processor: &mut LogitsProcessor, values: Vec<f32>) -> Result<u32, BrainError> {
     let n = values.len();
     let masked = Tensor::from_vec(values, n, &Device::Cpu).map_err(gen_err)?;
     processor.sample(&masked).map_err(gen_err)

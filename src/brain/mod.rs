@@ -8,6 +8,7 @@
 
 pub mod candle;
 pub mod config;
+pub mod constrain;
 pub mod fetch;
 pub mod generate;
 pub mod mock;

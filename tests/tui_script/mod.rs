@@ -157,6 +157,7 @@ pub fn react(upto: React) -> Vec<Event> {
             prefill_tok_s: 854.7,
             decode_tok_s: 33.8,
             latency_ms: 3050.0,
+            ..DecisionStats::default()
         },
         warnings: vec![],
     });
@@ -192,6 +193,7 @@ pub fn react(upto: React) -> Vec<Event> {
             prefill_tok_s: 756.3,
             decode_tok_s: 35.2,
             latency_ms: 1240.0,
+            ..DecisionStats::default()
         },
         warnings: vec![],
     });
@@ -275,6 +277,7 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
             prefill_tok_s: 821.8,
             decode_tok_s: 33.5,
             latency_ms: 6000.0,
+            ..DecisionStats::default()
         },
         warnings: vec!["plan: added missing ids".into()],
     });
@@ -343,6 +346,7 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
             prefill_tok_s: 812.9,
             decode_tok_s: 33.9,
             latency_ms: 2110.0,
+            ..DecisionStats::default()
         },
         warnings: vec![],
     });

@@ -1,0 +1,354 @@
+//! The tools schema (OpenAI function format) and the form the answer must take -> an
+//! llguidance grammar in its Lark syntax, JSON parts as `%json` sub-grammars.
+//!
+//! Each call is a `anyOf` over the tools, one branch per tool with the name as a `const`
+//! and that tool's parameters schema as the arguments, so the name and the arguments
+//! always agree. Parameter objects that list `properties` are closed
+//! (`additionalProperties: false`) unless the schema says otherwise; a bare
+//! `{"type": "object"}` stays free-form.
+
+use serde_json::{json, Map, Value};
+
+use super::ConstrainError;
+
+/// What the whole answer must be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// The prompt_json envelope (React and Step phases): `{"content": "", "tool_calls":
+    /// [one or more calls]}` or `{"content": "answer", "tool_calls": []}`.
+    Envelope,
+    /// The model's own format (builtin, React): a plain answer, or tool-call blocks only.
+    Native(NativeStyle),
+    /// The plan object `{"reasoning": ..., "plan": [{"step", "description", "tool_call"}]}`,
+    /// or the envelope's plain answer when no tool is needed (as the plan prompt allows).
+    Plan,
+}
+
+/// How a model writes its native tool calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NativeStyle {
+    /// `<tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>` (Qwen2.5, Hermes).
+    Hermes,
+    /// `<tool_call>\n<function=NAME>\n<parameter=KEY>\nvalue\n</parameter>\n</function>\n</tool_call>`
+    /// (Qwen3-Coder).
+    Xml,
+}
+
+impl NativeStyle {
+    /// The style a chat template teaches: XML when the template writes `<function=`.
+    pub fn of_template(source: &str) -> Self {
+        if source.contains("<function=") {
+            NativeStyle::Xml
+        } else {
+            NativeStyle::Hermes
+        }
+    }
+}
+
+/// JSON whitespace between tokens: the model's own layout (compact or pretty), bounded so
+/// that a run of blank lines cannot use up the token budget.
+const WHITESPACE: &str = r"[\x20\x0A\x0D\x09]{1,40}";
+
+/// Whitespace between tags in the native formats.
+const TAG_SEPARATOR: &str = r"/[ \t\r\n]{1,8}/";
+
+/// A native plain answer: some visible text, and nothing a parser would read as a call or
+/// as reasoning (no `{`, no tool-call or think tags), not opening with a JSON fence (that
+/// is the fenced-calls form).
+const NATIVE_ANSWER: &str = r"/(?s:[^{]*[^{\s][^{]*)/ & ~/(?s:.*(<tool_call|tool_call>|<function=|<think>|<\/think>).*)/ & ~/(?s:\s*```(json)?[ \t]*\n.*)/";
+
+/// The opening of a fenced JSON block.
+const FENCE_OPEN: &str = r"/```(json)?[ \t]*\n/";
+
+/// One tool of the schema.
+#[derive(Clone, Debug, PartialEq)]
+struct Tool {
+    name: String,
+    /// The arguments schema, objects closed.
+    args: Value,
+}
+
+/// The Lark grammar for `target` over `tools` (OpenAI function format or bare
+/// `{name, parameters}`).
+pub fn lark(tools: &[Value], target: Target) -> Result<String, ConstrainError> {
+    let tools = read_tools(tools)?;
+    Ok(match target {
+        Target::Envelope => format!("start: %json {}\n", json_grammar(envelope_schema(&tools))),
+        Target::Plan => format!("start: %json {}\n", json_grammar(plan_schema(&tools))),
+        Target::Native(NativeStyle::Hermes) => hermes_lark(&tools),
+        Target::Native(NativeStyle::Xml) => xml_lark(&tools),
+    })
+}
+
+fn read_tools(tools: &[Value]) -> Result<Vec<Tool>, ConstrainError> {
+    let mut out: Vec<Tool> = Vec::new();
+    for (index, tool) in tools.iter().enumerate() {
+        let function = tool.get("function").filter(|f| f.is_object()).unwrap_or(tool);
+        let name = function
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.trim().is_empty())
+            .ok_or_else(|| ConstrainError::Tool { index, reason: "no function.name".into() })?;
+        let args = match function.get("parameters") {
+            None | Some(Value::Null) => json!({"type": "object", "properties": {}}),
+            Some(p @ Value::Object(_)) => p.clone(),
+            Some(other) => {
+                return Err(ConstrainError::Tool { index, reason: format!("{name}: parameters is not an object: {other}") })
+            }
+        };
+        // A repeated name: the first definition is the tool (as a dispatcher keyed by name sees it).
+        if out.iter().any(|t| t.name == name) {
+            continue;
+        }
+        let mut args = args;
+        close_objects(&mut args);
+        out.push(Tool { name: name.to_string(), args });
+    }
+    Ok(out)
+}
+
+/// Sets `additionalProperties: false` on every object schema that lists `properties` and
+/// says nothing about other keys, so the model cannot invent parameters.
+fn close_objects(schema: &mut Value) {
+    let Value::Object(map) = schema else { return };
+    if map.contains_key("properties") && !map.contains_key("additionalProperties") {
+        map.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    for (key, value) in map.iter_mut() {
+        match key.as_str() {
+            "properties" | "patternProperties" | "$defs" | "definitions" => {
+                if let Value::Object(children) = value {
+                    children.values_mut().for_each(close_objects);
+                }
+            }
+            "items" | "additionalProperties" | "additionalItems" => close_objects(value),
+            "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
+                if let Value::Array(children) = value {
+                    children.iter_mut().for_each(close_objects);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The schema as a `%json` body, with the whitespace rule, `\uXXXX` for any character (the
+/// model's own way of writing it; llguidance keeps `\u` to control characters in strings
+/// that have a pattern, like the answer's content, and has no `\/`), and
+/// lenient handling of keywords llguidance does not implement (ignored with a warning
+/// rather than failing the decision).
+fn json_grammar(mut schema: Value) -> String {
+    if let Value::Object(map) = &mut schema {
+        map.insert(
+            "x-guidance".into(),
+            json!({
+                "whitespace_pattern": WHITESPACE,
+                "lenient": true,
+                "json_allow_general_unicode_escapes": true,
+            }),
+        );
+    }
+    schema.to_string()
+}
+
+/// A call object: `{"id"?: string, "name": NAME, <args_key>: ARGS}`, keys in that order.
+fn call_schema(tool: &Tool, args_key: &str, with_id: bool) -> Value {
+    let mut properties = Map::new();
+    if with_id {
+        properties.insert("id".into(), json!({"type": "string"}));
+    }
+    properties.insert("name".into(), json!({"const": tool.name}));
+    properties.insert(args_key.into(), tool.args.clone());
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": ["name", args_key],
+        "additionalProperties": false,
+    })
+}
+
+fn any_call(tools: &[Tool], args_key: &str, with_id: bool) -> Value {
+    json!({"anyOf": tools.iter().map(|t| call_schema(t, args_key, with_id)).collect::<Vec<_>>()})
+}
+
+/// Schema A: a final answer with visible text and no calls.
+fn answer_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "content": {"type": "string", "pattern": r"\S"},
+            "tool_calls": {"type": "array", "maxItems": 0},
+        },
+        "required": ["content", "tool_calls"],
+        "additionalProperties": false,
+    })
+}
+
+/// Schema B: empty content and at least one call.
+fn calls_schema(tools: &[Tool]) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "content": {"const": ""},
+            "tool_calls": {"type": "array", "minItems": 1, "items": any_call(tools, "args", true)},
+        },
+        "required": ["content", "tool_calls"],
+        "additionalProperties": false,
+    })
+}
+
+fn envelope_schema(tools: &[Tool]) -> Value {
+    if tools.is_empty() {
+        return answer_schema();
+    }
+    json!({"anyOf": [calls_schema(tools), answer_schema()]})
+}
+
+fn plan_schema(tools: &[Tool]) -> Value {
+    if tools.is_empty() {
+        return answer_schema();
+    }
+    let step = json!({
+        "type": "object",
+        "properties": {
+            "step": {"type": "integer", "minimum": 1},
+            "description": {"type": "string"},
+            "tool_call": any_call(tools, "args", true),
+        },
+        "required": ["step", "description", "tool_call"],
+        "additionalProperties": false,
+    });
+    let plan = json!({
+        "type": "object",
+        "properties": {
+            "reasoning": {"type": "string"},
+            "plan": {"type": "array", "minItems": 1, "items": step},
+        },
+        "required": ["reasoning", "plan"],
+        "additionalProperties": false,
+    });
+    json!({"anyOf": [plan, answer_schema()]})
+}
+
+/// A Lark string literal (JSON string syntax, which the Lark lexer decodes).
+fn literal(text: &str) -> String {
+    Value::String(text.to_string()).to_string()
+}
+
+/// `start` of the native formats: an answer; or one or more call blocks; or one or more
+/// ```` ```json ```` fences each holding a call or an array of calls (Hermes-style
+/// `{"name", "arguments"}`). Whitespace between and after blocks, nothing else.
+///
+/// The fences are there because small models write their calls that way despite the
+/// template (`MODELS.md`; the parser reads them): barred from them, the 0.5B model wrote
+/// its calls as lists or YAML in a fence, a useless answer; allowed, it keeps its own
+/// format and the calls are checked like any other.
+fn native_start(tools: &[Tool], call_rule: &str) -> String {
+    let mut out = String::new();
+    if tools.is_empty() {
+        out.push_str("start: ANSWER\n");
+    } else {
+        out.push_str("start: ANSWER | calls | fences\n");
+        out.push_str("calls: call (SEP? call)* SEP?\n");
+        out.push_str(call_rule);
+        out.push_str("fences: fence (SEP? fence)* SEP?\n");
+        out.push_str("fence: FENCE_OPEN fenced_calls SEP? \"```\"\n");
+        let fenced = json!({"anyOf": [any_call(tools, "arguments", false), {"type": "array", "minItems": 1, "items": any_call(tools, "arguments", false)}]});
+        out.push_str(&format!("fenced_calls: %json {}\n", json_grammar(fenced)));
+        out.push_str(&format!("FENCE_OPEN: {FENCE_OPEN}\n"));
+        out.push_str(&format!("SEP: {TAG_SEPARATOR}\n"));
+    }
+    out.push_str(&format!("ANSWER: {NATIVE_ANSWER}\n"));
+    out
+}
+
+fn hermes_lark(tools: &[Tool]) -> String {
+    let mut out = native_start(tools, "call: \"<tool_call>\" SEP? call_json SEP? \"</tool_call>\"\n");
+    if !tools.is_empty() {
+        out.push_str(&format!("call_json: %json {}\n", json_grammar(any_call(tools, "arguments", false))));
+    }
+    out
+}
+
+/// Qwen3-Coder's XML calls: parameters in the schema's order, required ones present,
+/// each value typed by its schema (strings run to `</parameter>`).
+fn xml_lark(tools: &[Tool]) -> String {
+    let mut out = native_start(tools, "call: \"<tool_call>\" SEP? function SEP? \"</tool_call>\"\n");
+    if tools.is_empty() {
+        return out;
+    }
+    let functions: Vec<String> = (0..tools.len()).map(|i| format!("f{i}")).collect();
+    out.push_str(&format!("function: {}\n", functions.join(" | ")));
+    let mut needs_newline = false;
+    for (i, tool) in tools.iter().enumerate() {
+        let properties = tool.args.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+        let required: Vec<&str> = tool
+            .args
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let mut params = String::new();
+        for (j, (key, schema)) in properties.iter().enumerate() {
+            let rule = format!("f{i}p{j}");
+            params.push(' ');
+            params.push_str(&rule);
+            if !required.contains(&key.as_str()) {
+                params.push('?');
+            }
+            let open = literal(&format!("<parameter={key}>"));
+            match xml_value(schema) {
+                XmlValue::Text => {
+                    out.push_str(&format!("{rule}: {open} {rule}v SEP?\n"));
+                    out.push_str(&format!("{rule}v[suffix=\"</parameter>\"]: /(?s:.*)/\n"));
+                }
+                XmlValue::Choices(choices) => {
+                    needs_newline = true;
+                    let choices: Vec<String> = choices.iter().map(|c| literal(c)).collect();
+                    out.push_str(&format!("{rule}: {open} NL? ({}) NL? \"</parameter>\" SEP?\n", choices.join(" | ")));
+                }
+                XmlValue::Json(schema) => {
+                    needs_newline = true;
+                    out.push_str(&format!("{rule}: {open} NL? {rule}v NL? \"</parameter>\" SEP?\n"));
+                    out.push_str(&format!("{rule}v: %json {}\n", json_grammar(schema)));
+                }
+            }
+        }
+        let open = literal(&format!("<function={}>", tool.name));
+        out.push_str(&format!("f{i}: {open} SEP?{params} \"</function>\"\n"));
+    }
+    if needs_newline {
+        out.push_str("NL: /\\n/\n");
+    }
+    out
+}
+
+enum XmlValue {
+    /// Free text up to `</parameter>`.
+    Text,
+    /// One of these strings, as they are.
+    Choices(Vec<String>),
+    /// A JSON value of this schema (numbers, booleans, arrays, objects).
+    Json(Value),
+}
+
+fn xml_value(schema: &Value) -> XmlValue {
+    let strings = |list: &Value| -> Option<Vec<String>> {
+        list.as_array()?.iter().map(|v| v.as_str().map(str::to_string)).collect()
+    };
+    if let Some(choices) = schema.get("enum").and_then(strings) {
+        return XmlValue::Choices(choices);
+    }
+    if let Some(Value::String(only)) = schema.get("const") {
+        return XmlValue::Choices(vec![only.clone()]);
+    }
+    match schema.get("type").and_then(Value::as_str) {
+        // Values are bare text here, and the parser reads booleans in any case.
+        Some("boolean") => XmlValue::Choices(["true", "false", "True", "False"].map(String::from).to_vec()),
+        Some("integer" | "number" | "array" | "object") => XmlValue::Json(schema.clone()),
+        _ => XmlValue::Text,
+    }
+}
+
+#[cfg(test)]
+mod tests;

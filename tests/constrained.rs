@@ -1,0 +1,225 @@
+//! Constrained decoding on the real default model (Qwen2.5-Coder-0.5B-Instruct Q4_K_M):
+//! every answer parses, names only known tools, and gives arguments their schema allows,
+//! on prompts written to break that (narration with calls, several calls, a tool that does
+//! not exist), in both ways of passing tools and in the plan phase. Also measures the
+//! per-token cost of the mask against the decode time.
+//!
+//! These tests need the model file: CI runs `b4 models fetch qwen2.5-coder-0.5b` first. A
+//! missing file fails them with that instruction; they are never skipped.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Mutex, MutexGuard};
+
+use b4_agent::brain::candle::CandleBrain;
+use b4_agent::brain::config::ModelConfig;
+use b4_agent::brain::constrain::{self, NativeStyle, Target, TokenSpace};
+use b4_agent::brain::fetch::{find_asset, models_dir};
+use b4_agent::brain::generate::ModelHandle;
+use b4_agent::brain::parse;
+use b4_agent::brain::{Brain, Decision, DecisionRequest, Decoding, Exclusivity, Profile};
+use b4_agent::protocol::{DecisionStats, Message, Phase, ToolCall, ToolCalling};
+use b4_agent::tools::validate::validate_args;
+use serde_json::Value;
+
+const ASSET: &str = "qwen2.5-coder-0.5b";
+
+/// Enough for every answer here (the model pretty-prints its JSON); a cut-off answer would
+/// fail its check.
+const MAX_NEW_TOKENS: usize = 192;
+/// A plan of three pretty-printed steps takes about 250 tokens.
+const MAX_PLAN_TOKENS: usize = 320;
+
+/// One decoder thread and two shared cores: decisions run one at a time, so that the
+/// timings are the decoder's own.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn profile(max_new_tokens: usize) -> Profile {
+    let asset = find_asset(ASSET).unwrap();
+    let path = models_dir().join(asset.file);
+    assert!(
+        path.is_file(),
+        "the default model is missing at {}: run `b4 models fetch {ASSET}` first (CI does), or set B4_MODELS_DIR",
+        path.display()
+    );
+    let config = ModelConfig::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/model.yaml")).unwrap();
+    Profile { max_new_tokens, ..config.profile(None).unwrap() }
+}
+
+/// file_reader, calculator and format_converter (an enum) from the shipped schema.
+fn tools() -> Vec<Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/messages/tools_schema_basic.json");
+    let all: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    all.into_iter()
+        .filter(|t| matches!(t["function"]["name"].as_str(), Some("file_reader" | "calculator" | "format_converter")))
+        .collect()
+}
+
+const SYSTEM: &str = "你是一个运行在本地的 Agent 助手，可以调用工具读取文件、计算和转换表格。";
+
+/// Narration and calls in one answer.
+const MIXED: &str = "先用一句话说明你的计划，然后读取 docs/agent_intro.txt 并计算 3.14 * 5。说明和工具调用都放在同一个回答里。";
+/// Several calls at once (the 0.5B model's fenced-single-call case).
+const SEVERAL: &str = "帮我做三件事：1) 阅读 docs/agent_intro.txt；2) 计算 3.14 * 5；3) 把 data/sample.csv 转成 markdown 表格。";
+/// A tool that is not there.
+const UNKNOWN: &str = "Use the web_search tool to find today's weather in Beijing, then call send_email with the result.";
+
+fn request(user: &str, phase: Phase, way: ToolCalling, decoding: Decoding) -> DecisionRequest {
+    DecisionRequest {
+        messages: vec![Message::system(SYSTEM), Message::user(user)],
+        tools: tools(),
+        phase,
+        tool_calling: way,
+        // Content and calls together would be an invalid decision, not a repaired one.
+        exclusivity: Exclusivity::Error,
+        decoding: Some(decoding),
+    }
+}
+
+fn decide(brain: &mut CandleBrain, request: &DecisionRequest) -> Decision {
+    brain.decide(request, &mut |_| {}, &AtomicBool::new(false)).unwrap()
+}
+
+/// Prints the cost of the mask per generated token next to the decode time per token,
+/// and returns the mask's share of the model's own decode time.
+fn report(label: &str, stats: &DecisionStats) -> f64 {
+    let tokens = stats.generated_tokens.max(1) as f64;
+    let model_ms = (stats.decode_ms - stats.mask_ms).max(1e-9);
+    let share = stats.mask_ms / model_ms;
+    eprintln!(
+        "[constrained] {label}: prompt {} tokens ({} reused, prefill {:.0} ms); {} tokens; decode {:.1} ms/token, mask {:.2} ms/token ({:.1}% of the model's time); grammar {:.0} ms",
+        stats.prompt_tokens,
+        stats.reused_tokens,
+        stats.prefill_ms,
+        stats.generated_tokens,
+        stats.decode_ms / tokens,
+        stats.mask_ms / tokens,
+        share * 100.0,
+        stats.grammar_ms
+    );
+    share
+}
+
+/// The decision is valid, in the format the way asks for, with content or calls (never
+/// both), every call to a known tool with arguments its schema allows.
+fn assert_well_formed(label: &str, decision: &Decision, request: &DecisionRequest) {
+    let raw = &decision.raw_output;
+    assert!(decision.valid(), "{label}: invalid decision ({:?}) from raw output:\n{raw}", decision.error);
+    assert!(
+        decision.warnings.is_empty(),
+        "{label}: warnings {:?} for raw output:\n{raw}",
+        decision.warnings
+    );
+    let parsed = parse::parse(raw, &request.tools, request.phase).unwrap();
+    assert!(parsed.rejected.is_empty(), "{label}: refused calls {:?} in:\n{raw}", parsed.rejected);
+    let envelope_style = request.phase != Phase::React || request.tool_calling == ToolCalling::PromptJson;
+    if envelope_style {
+        assert_eq!(parsed.format, "strict_json", "{label}: not one JSON object:\n{raw}");
+    } else {
+        let native = ["hermes", "fenced_json", "plain_text"];
+        assert!(native.contains(&parsed.format), "{label}: format {} for:\n{raw}", parsed.format);
+    }
+    let calls: Vec<&ToolCall> = match &decision.plan {
+        Some(plan) if !plan.plan.is_empty() => {
+            assert!(parsed.content.is_empty(), "{label}: a plan with content:\n{raw}");
+            plan.plan.iter().map(|s| s.tool_call.as_ref().unwrap_or_else(|| panic!("{label}: step without a call:\n{raw}"))).collect()
+        }
+        _ => {
+            let answered = !decision.ai.content.trim().is_empty();
+            assert!(answered != !decision.ai.tool_calls.is_empty(), "{label}: content xor calls expected:\n{raw}");
+            decision.ai.tool_calls.iter().collect()
+        }
+    };
+    for call in calls {
+        let tool = request
+            .tools
+            .iter()
+            .find(|t| t["function"]["name"] == call.name.as_str())
+            .unwrap_or_else(|| panic!("{label}: unknown tool {} in:\n{raw}", call.name));
+        let args = Value::Object(call.args.clone());
+        if let Err(e) = validate_args(&tool["function"]["parameters"], &args) {
+            panic!("{label}: {} {args}: {e}\nraw:\n{raw}", call.name);
+        }
+    }
+}
+
+/// Runs each prompt constrained, checks it, and checks that the mask costs under 10% of
+/// the model's decode time over all of them.
+fn check_prompts(phase: Phase, way: ToolCalling, prompts: &[(&str, &str)]) -> Vec<Decision> {
+    let _serial = serial();
+    let max_new_tokens = if phase == Phase::Plan { MAX_PLAN_TOKENS } else { MAX_NEW_TOKENS };
+    let mut brain = CandleBrain::load(&profile(max_new_tokens)).unwrap();
+    let mut total = DecisionStats::default();
+    let mut decisions = Vec::new();
+    for (label, prompt) in prompts {
+        let label = format!("{way:?}/{phase:?}/{label}");
+        let request = request(prompt, phase, way, Decoding::Constrained);
+        let decision = decide(&mut brain, &request);
+        eprintln!("[constrained] {label}: {}", decision.raw_output);
+        report(&label, &decision.stats);
+        assert_well_formed(&label, &decision, &request);
+        total.decode_ms += decision.stats.decode_ms;
+        total.mask_ms += decision.stats.mask_ms;
+        total.generated_tokens += decision.stats.generated_tokens;
+        total.grammar_ms += decision.stats.grammar_ms;
+        decisions.push(decision);
+    }
+    let share = report(&format!("{way:?}/{phase:?} all"), &total);
+    assert!(share < 0.10, "the mask took {:.1}% of the decode time (limit 10%)", share * 100.0);
+    decisions
+}
+
+#[test]
+fn prompt_json_decisions_are_envelopes_with_valid_calls() {
+    check_prompts(Phase::React, ToolCalling::PromptJson, &[("mixed", MIXED), ("several", SEVERAL), ("unknown tool", UNKNOWN)]);
+}
+
+#[test]
+fn builtin_decisions_are_native_calls_or_plain_answers() {
+    check_prompts(Phase::React, ToolCalling::Builtin, &[("mixed", MIXED), ("several", SEVERAL), ("unknown tool", UNKNOWN)]);
+}
+
+#[test]
+fn plan_decisions_are_plans_of_valid_calls() {
+    let decisions = check_prompts(Phase::Plan, ToolCalling::PromptJson, &[("several", SEVERAL)]);
+    assert!(decisions[0].plan.as_ref().is_some_and(|p| !p.plan.is_empty()), "{}", decisions[0].raw_output);
+}
+
+#[test]
+fn an_answer_the_model_already_writes_well_is_left_as_it_is() {
+    let _serial = serial();
+    let mut brain = CandleBrain::load(&profile(MAX_NEW_TOKENS)).unwrap();
+    let prompt = "你好，请用一句话介绍你自己。";
+    let free = decide(&mut brain, &request(prompt, Phase::React, ToolCalling::PromptJson, Decoding::Free));
+    let constrained = decide(&mut brain, &request(prompt, Phase::React, ToolCalling::PromptJson, Decoding::Constrained));
+    report("free vs constrained", &constrained.stats);
+    assert_eq!(free.format.as_deref(), Some("strict_json"), "the free answer is no longer an envelope:\n{}", free.raw_output);
+    // Greedy stays greedy: where the model's own answer fits the format, the mask changes nothing.
+    assert_eq!(constrained.raw_output, free.raw_output);
+    assert_eq!(free.stats.mask_ms, 0.0);
+    assert!(constrained.stats.mask_ms > 0.0);
+}
+
+#[test]
+fn the_token_space_marks_control_tokens_and_ends_on_im_end() {
+    let handle = ModelHandle::load(&profile(MAX_NEW_TOKENS)).unwrap();
+    let space = TokenSpace::for_model(&handle).unwrap();
+    let im_end = handle.tokenizer().token_id("<|im_end|>").unwrap();
+    assert_eq!((space.vocab_size(), space.eos()), (handle.tokenizer().vocab_size(), im_end));
+    assert!(std::sync::Arc::ptr_eq(&space, &TokenSpace::for_model(&handle).unwrap()), "built once per model");
+    let style = NativeStyle::of_template(handle.chat_template().unwrap().source());
+    assert_eq!(style, NativeStyle::Hermes, "Qwen2.5's template teaches Hermes calls");
+
+    let hermes = constrain::lark(&tools(), Target::Native(style)).unwrap();
+    // `<tool_call>` is one (non-special) token of this vocabulary, and the grammar takes it.
+    assert_eq!(space.tokenize("<tool_call>"), vec![handle.tokenizer().token_id("<tool_call>").unwrap()]);
+    let call = "<tool_call>\n{\"name\": \"calculator\", \"arguments\": {\"expression\": \"3.14 * 5\"}}\n</tool_call>";
+    assert!(space.accepts(&hermes, call).unwrap());
+    // Control tokens are no text: `<|im_start|>` cannot appear inside an answer.
+    assert!(!space.accepts(&hermes, "Hello <|im_start|>user").unwrap());
+    assert!(space.accepts(&hermes, "Hello, 你好 <b>world</b>").unwrap());
+}
