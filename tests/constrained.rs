@@ -18,9 +18,9 @@ use b4_agent::brain::fetch::{find_asset, models_dir};
 use b4_agent::brain::generate::ModelHandle;
 use b4_agent::brain::parse;
 use b4_agent::brain::{Brain, Decision, DecisionRequest, Decoding, Exclusivity, Profile};
-use b4_agent::protocol::{DecisionStats, Message, Phase, ToolCall, ToolCalling};
+use b4_agent::protocol::{AiMessage, DecisionStats, Message, Phase, ToolCall, ToolCalling, ToolMessage};
 use b4_agent::tools::validate::validate_args;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 const ASSET: &str = "qwen2.5-coder-0.5b";
 
@@ -68,9 +68,22 @@ const SEVERAL: &str = "帮我做三件事：1) 阅读 docs/agent_intro.txt；2) 
 /// A tool that is not there.
 const UNKNOWN: &str = "Use the web_search tool to find today's weather in Beijing, then call send_email with the result.";
 
-fn request(user: &str, phase: Phase, way: ToolCalling, decoding: Decoding) -> DecisionRequest {
+fn ask(user: &str) -> Vec<Message> {
+    vec![Message::system(SYSTEM), Message::user(user)]
+}
+
+/// The seeds' calculator case after the call ran: the answer is due.
+fn after_results() -> Vec<Message> {
+    let call: ToolCall = serde_json::from_value(json!({"id": "call_001", "name": "calculator", "args": {"expression": "3.14 * 5 - 2.5"}})).unwrap();
+    let result = ToolMessage::success(&call, json!({"expression": "3.14 * 5 - 2.5", "result": 13.2}));
+    let mut messages = ask("计算 3.14 * 5 - 2.5");
+    messages.extend([Message::Assistant(AiMessage::calls(vec![call])), Message::Tool(result)]);
+    messages
+}
+
+fn request(messages: Vec<Message>, phase: Phase, way: ToolCalling, decoding: Decoding) -> DecisionRequest {
     DecisionRequest {
-        messages: vec![Message::system(SYSTEM), Message::user(user)],
+        messages,
         tools: tools(),
         phase,
         tool_calling: way,
@@ -149,7 +162,7 @@ fn assert_well_formed(label: &str, decision: &Decision, request: &DecisionReques
 
 /// Runs each prompt constrained, checks it, and checks that the mask costs under 10% of
 /// the model's decode time over all of them.
-fn check_prompts(phase: Phase, way: ToolCalling, prompts: &[(&str, &str)]) -> Vec<Decision> {
+fn check_prompts(phase: Phase, way: ToolCalling, prompts: Vec<(&str, Vec<Message>)>) -> Vec<Decision> {
     let _serial = serial();
     let max_new_tokens = if phase == Phase::Plan { MAX_PLAN_TOKENS } else { MAX_NEW_TOKENS };
     let mut brain = CandleBrain::load(&profile(max_new_tokens)).unwrap();
@@ -175,17 +188,26 @@ fn check_prompts(phase: Phase, way: ToolCalling, prompts: &[(&str, &str)]) -> Ve
 
 #[test]
 fn prompt_json_decisions_are_envelopes_with_valid_calls() {
-    check_prompts(Phase::React, ToolCalling::PromptJson, &[("mixed", MIXED), ("several", SEVERAL), ("unknown tool", UNKNOWN)]);
+    let decisions = check_prompts(
+        Phase::React,
+        ToolCalling::PromptJson,
+        vec![("mixed", ask(MIXED)), ("several", ask(SEVERAL)), ("unknown tool", ask(UNKNOWN)), ("after results", after_results())],
+    );
+    // Free, the model restates the task in `content` next to its calls; a fresh request
+    // puts the calls first, so they survive the exclusive envelope.
+    assert!(!decisions[1].ai.tool_calls.is_empty(), "{}", decisions[1].raw_output);
+    // After results the content comes first: the answer.
+    assert!(decisions[3].ai.tool_calls.is_empty(), "{}", decisions[3].raw_output);
 }
 
 #[test]
 fn builtin_decisions_are_native_calls_or_plain_answers() {
-    check_prompts(Phase::React, ToolCalling::Builtin, &[("mixed", MIXED), ("several", SEVERAL), ("unknown tool", UNKNOWN)]);
+    check_prompts(Phase::React, ToolCalling::Builtin, vec![("mixed", ask(MIXED)), ("unknown tool", ask(UNKNOWN))]);
 }
 
 #[test]
 fn plan_decisions_are_plans_of_valid_calls() {
-    let decisions = check_prompts(Phase::Plan, ToolCalling::PromptJson, &[("several", SEVERAL)]);
+    let decisions = check_prompts(Phase::Plan, ToolCalling::PromptJson, vec![("several", ask(SEVERAL))]);
     assert!(decisions[0].plan.as_ref().is_some_and(|p| !p.plan.is_empty()), "{}", decisions[0].raw_output);
 }
 
@@ -193,11 +215,20 @@ fn plan_decisions_are_plans_of_valid_calls() {
 fn an_answer_the_model_already_writes_well_is_left_as_it_is() {
     let _serial = serial();
     let mut brain = CandleBrain::load(&profile(MAX_NEW_TOKENS)).unwrap();
-    let prompt = "你好，请用一句话介绍你自己。";
-    let free = decide(&mut brain, &request(prompt, Phase::React, ToolCalling::PromptJson, Decoding::Free));
-    let constrained = decide(&mut brain, &request(prompt, Phase::React, ToolCalling::PromptJson, Decoding::Constrained));
+    // Free, the 0.5B model answers this with its call in a JSON fence, which the native
+    // grammar allows.
+    let free = decide(&mut brain, &request(ask(SEVERAL), Phase::React, ToolCalling::Builtin, Decoding::Free));
+    let request = request(ask(SEVERAL), Phase::React, ToolCalling::Builtin, Decoding::Constrained);
+    let constrained = decide(&mut brain, &request);
     report("free vs constrained", &constrained.stats);
-    assert_eq!(free.format.as_deref(), Some("strict_json"), "the free answer is no longer an envelope:\n{}", free.raw_output);
+    assert_well_formed("Builtin/React/several", &constrained, &request);
+    let space = TokenSpace::for_model(&ModelHandle::load(&profile(MAX_NEW_TOKENS)).unwrap()).unwrap();
+    let grammar = constrain::lark(&tools(), Target::Native(NativeStyle::Hermes)).unwrap();
+    assert!(
+        space.accepts(&grammar, free.raw_output.trim_end()).unwrap(),
+        "the free answer no longer fits the native format, pick another prompt:\n{}",
+        free.raw_output
+    );
     // Greedy stays greedy: where the model's own answer fits the format, the mask changes nothing.
     assert_eq!(constrained.raw_output, free.raw_output);
     assert_eq!(free.stats.mask_ms, 0.0);

@@ -7,21 +7,26 @@
 //! - [`matcher`]: the decoder's [`TokenConstraint`](super::generate::TokenConstraint) over
 //!   an llguidance matcher ([`GrammarConstraint`]).
 //!
-//! Which form: the envelope for prompt_json and for plan_execute's step decisions, the
-//! model's native call blocks for builtin ReAct decisions (Hermes JSON, or XML when the
-//! chat template writes `<function=`), the plan object for the plan decision.
+//! Which form ([`target`]): the envelope for prompt_json and for plan_execute's step
+//! decisions (calls first on a fresh request, content first after tool results: see
+//! [`KeyOrder`]), the model's native call blocks for builtin ReAct decisions (Hermes JSON,
+//! or XML when the chat template writes `<function=`; calls in JSON fences too), the plan
+//! object for the plan decision.
+//!
+//! The grammar is complete when the answer is: the decoder then stops (only the end of
+//! turn would be left). An answer cut off by `max_new_tokens` is still cut off.
 
 mod grammar;
 mod matcher;
 mod vocab;
 
-pub use grammar::{lark, NativeStyle, Target};
+pub use grammar::{lark, KeyOrder, NativeStyle, Target};
 pub use matcher::GrammarConstraint;
 pub use vocab::TokenSpace;
 
 use super::generate::ModelHandle;
 use super::{BrainError, DecisionRequest};
-use crate::protocol::{Phase, ToolCalling};
+use crate::protocol::{Message, Phase, ToolCalling};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConstrainError {
@@ -42,12 +47,13 @@ impl From<ConstrainError> for BrainError {
 }
 
 /// The form of the answer for a phase and a way of passing tools (the prompt asks for the
-/// same: see `prompt::build`).
-pub fn target(phase: Phase, way: ToolCalling, style: NativeStyle) -> Target {
+/// same: see `prompt::build`); `after_results`: the conversation ends with tool results.
+pub fn target(phase: Phase, way: ToolCalling, style: NativeStyle, after_results: bool) -> Target {
+    let order = if after_results { KeyOrder::ContentFirst } else { KeyOrder::CallsFirst };
     match (phase, way) {
         (Phase::Plan, _) => Target::Plan,
         (Phase::React, ToolCalling::Builtin) => Target::Native(style),
-        (Phase::React | Phase::Step, _) => Target::Envelope,
+        (Phase::React | Phase::Step, _) => Target::Envelope(order),
     }
 }
 
@@ -57,6 +63,36 @@ pub fn for_request(model: &ModelHandle, request: &DecisionRequest) -> Result<Gra
         .chat_template()
         .map(|t| NativeStyle::of_template(t.source()))
         .unwrap_or(NativeStyle::Hermes);
-    let grammar = lark(&request.tools, target(request.phase, request.tool_calling, style))?;
+    let after_results = matches!(request.messages.last(), Some(Message::Tool(_)));
+    let grammar = lark(&request.tools, target(request.phase, request.tool_calling, style, after_results))?;
     TokenSpace::for_model(model)?.constraint(&grammar)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_phase_and_way_has_its_form() {
+        let hermes = NativeStyle::Hermes;
+        let fresh = [
+            (Phase::React, ToolCalling::PromptJson, Target::Envelope(KeyOrder::CallsFirst)),
+            (Phase::React, ToolCalling::Builtin, Target::Native(hermes)),
+            (Phase::Plan, ToolCalling::PromptJson, Target::Plan),
+            (Phase::Plan, ToolCalling::Builtin, Target::Plan),
+        ];
+        for (phase, way, expected) in fresh {
+            assert_eq!(target(phase, way, hermes, false), expected, "{phase:?} {way:?}");
+        }
+        let after_results = [
+            (Phase::React, ToolCalling::PromptJson, Target::Envelope(KeyOrder::ContentFirst)),
+            (Phase::React, ToolCalling::Builtin, Target::Native(NativeStyle::Xml)),
+            (Phase::Step, ToolCalling::PromptJson, Target::Envelope(KeyOrder::ContentFirst)),
+            // plan_execute's steps use the envelope whatever the way (as their prompt does).
+            (Phase::Step, ToolCalling::Builtin, Target::Envelope(KeyOrder::ContentFirst)),
+        ];
+        for (phase, way, expected) in after_results {
+            assert_eq!(target(phase, way, NativeStyle::Xml, true), expected, "{phase:?} {way:?}");
+        }
+    }
 }

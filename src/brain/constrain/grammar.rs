@@ -15,13 +15,25 @@ use super::ConstrainError;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
     /// The prompt_json envelope (React and Step phases): `{"content": "", "tool_calls":
-    /// [one or more calls]}` or `{"content": "answer", "tool_calls": []}`.
-    Envelope,
+    /// [one or more calls]}` or `{"content": "answer", "tool_calls": []}`, keys in this order.
+    Envelope(KeyOrder),
     /// The model's own format (builtin, React): a plain answer, or tool-call blocks only.
     Native(NativeStyle),
     /// The plan object `{"reasoning": ..., "plan": [{"step", "description", "tool_call"}]}`,
     /// or the envelope's plain answer when no tool is needed (as the plan prompt allows).
     Plan,
+}
+
+/// Which envelope key the model writes, and so decides, first. With content first, a
+/// model that starts by restating the task has made it an answer before it reaches its
+/// calls, and the exclusive envelope then leaves it none; the 0.5B model does exactly that
+/// on a fresh request (`{"content": "3.14 * 5 - 2.5", "tool_calls": [calculator]}` when
+/// free). So a fresh request puts the calls first; after tool results, where the expected
+/// decision is the answer, the content comes first as in the prompt's schema A.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyOrder {
+    ContentFirst,
+    CallsFirst,
 }
 
 /// How a model writes its native tool calls.
@@ -73,7 +85,7 @@ struct Tool {
 pub fn lark(tools: &[Value], target: Target) -> Result<String, ConstrainError> {
     let tools = read_tools(tools)?;
     Ok(match target {
-        Target::Envelope => format!("start: %json {}\n", json_grammar(envelope_schema(&tools))),
+        Target::Envelope(order) => format!("start: %json {}\n", json_grammar(envelope_schema(&tools, order))),
         Target::Plan => format!("start: %json {}\n", json_grammar(plan_schema(&tools))),
         Target::Native(NativeStyle::Hermes) => hermes_lark(&tools),
         Target::Native(NativeStyle::Xml) => xml_lark(&tools),
@@ -171,42 +183,49 @@ fn any_call(tools: &[Tool], args_key: &str, with_id: bool) -> Value {
     json!({"anyOf": tools.iter().map(|t| call_schema(t, args_key, with_id)).collect::<Vec<_>>()})
 }
 
-/// Schema A: a final answer with visible text and no calls.
-fn answer_schema() -> Value {
+/// An envelope object with these two values, keys in `order`.
+fn envelope_object(content: Value, tool_calls: Value, order: KeyOrder) -> Value {
+    let mut properties = Map::new();
+    match order {
+        KeyOrder::ContentFirst => {
+            properties.insert("content".into(), content);
+            properties.insert("tool_calls".into(), tool_calls);
+        }
+        KeyOrder::CallsFirst => {
+            properties.insert("tool_calls".into(), tool_calls);
+            properties.insert("content".into(), content);
+        }
+    }
+    let required: Vec<&String> = properties.keys().collect();
     json!({
         "type": "object",
-        "properties": {
-            "content": {"type": "string", "pattern": r"\S"},
-            "tool_calls": {"type": "array", "maxItems": 0},
-        },
-        "required": ["content", "tool_calls"],
+        "properties": properties,
+        "required": required,
         "additionalProperties": false,
     })
+}
+
+/// Schema A: a final answer with visible text and no calls.
+fn answer_schema(order: KeyOrder) -> Value {
+    envelope_object(json!({"type": "string", "pattern": r"\S"}), json!({"type": "array", "maxItems": 0}), order)
 }
 
 /// Schema B: empty content and at least one call.
-fn calls_schema(tools: &[Tool]) -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "content": {"const": ""},
-            "tool_calls": {"type": "array", "minItems": 1, "items": any_call(tools, "args", true)},
-        },
-        "required": ["content", "tool_calls"],
-        "additionalProperties": false,
-    })
+fn calls_schema(tools: &[Tool], order: KeyOrder) -> Value {
+    let calls = json!({"type": "array", "minItems": 1, "items": any_call(tools, "args", true)});
+    envelope_object(json!({"const": ""}), calls, order)
 }
 
-fn envelope_schema(tools: &[Tool]) -> Value {
+fn envelope_schema(tools: &[Tool], order: KeyOrder) -> Value {
     if tools.is_empty() {
-        return answer_schema();
+        return answer_schema(order);
     }
-    json!({"anyOf": [calls_schema(tools), answer_schema()]})
+    json!({"anyOf": [calls_schema(tools, order), answer_schema(order)]})
 }
 
 fn plan_schema(tools: &[Tool]) -> Value {
     if tools.is_empty() {
-        return answer_schema();
+        return answer_schema(KeyOrder::ContentFirst);
     }
     let step = json!({
         "type": "object",
@@ -227,7 +246,7 @@ fn plan_schema(tools: &[Tool]) -> Value {
         "required": ["reasoning", "plan"],
         "additionalProperties": false,
     });
-    json!({"anyOf": [plan, answer_schema()]})
+    json!({"anyOf": [plan, answer_schema(KeyOrder::ContentFirst)]})
 }
 
 /// A Lark string literal (JSON string syntax, which the Lark lexer decodes).

@@ -94,7 +94,7 @@ mod tests {
     use llguidance::toktrie::ApproximateTokEnv;
     use serde_json::json;
 
-    use super::super::{lark, Target, TokenSpace};
+    use super::super::{lark, KeyOrder, Target, TokenSpace};
     use super::*;
 
     fn space() -> TokenSpace {
@@ -103,7 +103,7 @@ mod tests {
 
     fn envelope() -> String {
         let tools = [json!({"name": "calculator", "parameters": {"type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"]}})];
-        lark(&tools, Target::Envelope).unwrap()
+        lark(&tools, Target::Envelope(KeyOrder::ContentFirst)).unwrap()
     }
 
     /// Greedy decoding through the mask of a "model" whose favourite token at each step is

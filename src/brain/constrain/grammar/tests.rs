@@ -67,7 +67,7 @@ impl Check {
 
 #[test]
 fn envelope_is_either_calls_with_empty_content_or_an_answer() {
-    Check::new(&tools(), Target::Envelope).verdicts(
+    Check::new(&tools(), Target::Envelope(KeyOrder::ContentFirst)).verdicts(
         &[
             r#"{"content": "", "tool_calls": [{"id": "call_001", "name": "file_reader", "args": {"path": "docs/agent_intro.txt", "max_chars": 2000}}]}"#,
             r#"{"content":"","tool_calls":[{"name":"file_reader","args":{"path":"a.txt"}},{"name":"clock","args":{}}]}"#,
@@ -125,12 +125,12 @@ fn arguments_follow_their_own_tools_parameters() {
     ];
     let accept: Vec<&str> = accept.iter().map(String::as_str).collect();
     let reject: Vec<&str> = reject.iter().map(String::as_str).collect();
-    Check::new(&tools(), Target::Envelope).verdicts(&accept, &reject);
+    Check::new(&tools(), Target::Envelope(KeyOrder::ContentFirst)).verdicts(&accept, &reject);
 }
 
 #[test]
 fn strings_take_chinese_and_json_escapes() {
-    Check::new(&tools(), Target::Envelope).verdicts(
+    Check::new(&tools(), Target::Envelope(KeyOrder::ContentFirst)).verdicts(
         &[
             r#"{"content": "", "tool_calls": [{"name": "file_reader", "args": {"path": "数据/销售报表.csv"}}]}"#,
             r#"{"content": "文件说：\"Agent 系统\"\n第二行\t完", "tool_calls": []}"#,
@@ -230,7 +230,7 @@ fn plan_is_steps_with_calls_or_a_direct_answer() {
 
 #[test]
 fn without_tools_only_answers_are_possible() {
-    Check::new(&[], Target::Envelope).verdicts(
+    Check::new(&[], Target::Envelope(KeyOrder::ContentFirst)).verdicts(
         &[r#"{"content": "你好！", "tool_calls": []}"#],
         &[r#"{"content": "", "tool_calls": [{"name": "clock", "args": {}}]}"#],
     );
@@ -266,9 +266,9 @@ fn parameter_objects_are_closed_unless_free_form() {
 
 #[test]
 fn tools_without_a_name_or_with_odd_parameters_are_errors() {
-    let err = lark(&[json!({"type": "function", "function": {"parameters": {}}})], Target::Envelope).unwrap_err();
+    let err = lark(&[json!({"type": "function", "function": {"parameters": {}}})], Target::Envelope(KeyOrder::ContentFirst)).unwrap_err();
     assert_eq!(err.to_string(), "tools schema, tool 0: no function.name");
-    let err = lark(&tools().into_iter().chain([json!({"name": "bad", "parameters": "none"})]).collect::<Vec<_>>(), Target::Envelope)
+    let err = lark(&tools().into_iter().chain([json!({"name": "bad", "parameters": "none"})]).collect::<Vec<_>>(), Target::Envelope(KeyOrder::ContentFirst))
         .unwrap_err();
     assert_eq!(err.to_string(), "tools schema, tool 3: bad: parameters is not an object: \"none\"");
 }
@@ -277,4 +277,19 @@ fn tools_without_a_name_or_with_odd_parameters_are_errors() {
 fn the_native_style_comes_from_the_chat_template() {
     assert_eq!(NativeStyle::of_template("{{- '<tool_call>\\n{\"name\": ...' }}"), NativeStyle::Hermes);
     assert_eq!(NativeStyle::of_template("{{- '<tool_call>\\n<function=' + tool_call.name + '>\\n' }}"), NativeStyle::Xml);
+}
+
+#[test]
+fn calls_first_envelope_puts_the_decision_first() {
+    Check::new(&tools(), Target::Envelope(KeyOrder::CallsFirst)).verdicts(
+        &[
+            r#"{"tool_calls": [{"id": "call_001", "name": "clock", "args": {}}], "content": ""}"#,
+            r#"{"tool_calls":[],"content":"你好！"}"#,
+        ],
+        &[
+            r#"{"content": "", "tool_calls": [{"name": "clock", "args": {}}]}"#,
+            r#"{"tool_calls": [{"name": "clock", "args": {}}], "content": "Reading the clock."}"#,
+            r#"{"tool_calls": [], "content": ""}"#,
+        ],
+    );
 }
