@@ -1,7 +1,10 @@
 //! The `b4` binary as a user runs it: decide on the seed inputs, chat on the six bench
 //! cases with the mock brain through the real skills, tool, schema, and bad input.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::copy_dir;
+
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use serde_json::Value;
@@ -29,18 +32,6 @@ fn workspace() -> tempfile::TempDir {
     dir
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
 
 #[test]
 fn schema_file_is_what_b4_schema_prints() {

@@ -6,7 +6,10 @@
 //! reliably (see docs/bench/ for the measured figures) and fail when parsing, tool
 //! passing or the loop break.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::copy_dir;
+
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
@@ -22,18 +25,6 @@ fn model_present() {
     assert!(line.contains("present"), "the default model is missing: run `b4 models fetch` (scripts/test.sh does)\n{list}");
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
 
 #[test]
 fn six_cases_both_ways_parse_and_mostly_call_the_right_tools() {

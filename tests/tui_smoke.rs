@@ -2,7 +2,10 @@
 //! check what the panes show, toggle settings, quit and find the terminal restored.
 //! scripts/test.sh installs tmux when it is missing.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::copy_dir;
+
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -27,18 +30,6 @@ fn wait_for(session: &str, what: &str, timeout: Duration) -> String {
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
 
 struct Session(String);
 
