@@ -321,7 +321,8 @@ pub struct DecisionStats {
     /// during decoding (part of `decode_ms`).
     #[serde(default)]
     pub mask_ms: f64,
-    /// Constrained decoding: time to compile the answer grammar for this decision.
+    /// Constrained decoding: time to compile the answer grammar for this decision (the
+    /// first on a model also builds the model's token space, about half a second).
     #[serde(default)]
     pub grammar_ms: f64,
 }
