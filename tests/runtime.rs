@@ -87,6 +87,7 @@ fn harness<'a>(fx: &'a Fixture, brain: Box<dyn Brain>, mode: AgentMode, max_turn
         gate: Arc::new(StepGate::new(false)),
         mode,
         tool_calling: Arc::new(Mutex::new(ToolCalling::PromptJson)),
+        decoding: Arc::new(Mutex::new(None)),
         exclusivity: Exclusivity::ContentWins,
         max_turns,
         memory_budget: 2000,

@@ -2,6 +2,7 @@
 
 mod tui_script;
 
+use b4_agent::brain::Decoding;
 use b4_agent::protocol::{AgentMode, Command, Event, Settings, StopReason, ToolCalling};
 use b4_agent::tui::cells::HistoryCell;
 use b4_agent::tui::{Focus, Overlay, Pane, Scroll};
@@ -29,6 +30,35 @@ fn f2_and_ctrl_t_toggle_tool_passing_for_the_next_decision() {
     assert_eq!(app.settings().tool_calling, ToolCalling::Builtin);
     assert_eq!(app.on_key(ctrl('t')), vec![Command::SetToolCalling(ToolCalling::PromptJson)]);
     assert_eq!(app.settings().tool_calling, ToolCalling::PromptJson);
+}
+
+#[test]
+fn f6_and_ctrl_g_toggle_decoding_for_the_next_decision() {
+    let mut app = app();
+    assert_eq!(app.on_key(key(KeyCode::F(6))), vec![Command::SetDecoding(Decoding::Constrained)]);
+    assert_eq!(app.settings(), &Settings { decoding: Decoding::Constrained, ..settings() });
+    assert_eq!(app.on_key(ctrl('g')), vec![Command::SetDecoding(Decoding::Free)]);
+    assert_eq!(app.settings(), &settings());
+    // A plain g is typed, not a toggle.
+    assert_eq!(app.on_key(key(KeyCode::Char('g'))), Vec::<Command>::new());
+    assert_eq!((app.settings().decoding, app.input().text()), (Decoding::Free, "g"));
+}
+
+#[test]
+fn the_decoding_toggle_works_from_a_pane_while_paused_and_is_noted_when_confirmed() {
+    let mut app = app_with(plan_run(PlanRun::Paused));
+    app.on_key(key(KeyCode::Tab));
+    assert_eq!(app.focus(), Focus::Messages);
+    assert_eq!(app.on_key(key(KeyCode::F(6))), vec![Command::SetDecoding(Decoding::Constrained)]);
+    // Still paused: toggling does not continue the run.
+    assert!(app.run_state().paused.is_some());
+    let confirmed = Settings { decoding: Decoding::Constrained, ..app.settings().clone() };
+    app.apply(Event::Settings(confirmed.clone()));
+    assert_eq!(app.settings(), &confirmed);
+    assert_eq!(
+        app.cells().last(),
+        Some(&HistoryCell::Notice { text: "decoding → constrained (from the next decision)".into() })
+    );
 }
 
 #[test]

@@ -122,10 +122,11 @@ pub fn to_markdown(settings: &Settings, log: &SessionLog, when: &str) -> String 
     let _ = writeln!(md, "# b4 session {when}\n");
     let _ = writeln!(
         md,
-        "- profile: `{}`\n- mode: `{}`\n- tool passing: `{}`\n- step mode: {}\n",
+        "- profile: `{}`\n- mode: `{}`\n- tool passing: `{}`\n- decoding: `{}`\n- step mode: {}\n",
         settings.profile,
         settings.mode.as_str(),
         settings.tool_calling.as_str(),
+        settings.decoding.as_str(),
         if settings.step_mode { "on" } else { "off" }
     );
     if !log.memory_notes.is_empty() {
@@ -242,6 +243,7 @@ pub fn step_state_name(state: StepState) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::brain::Decoding;
     use crate::protocol::{AgentMode, ToolCalling};
     use chrono::TimeZone;
 
@@ -251,6 +253,7 @@ mod tests {
             mode: AgentMode::React,
             tool_calling: ToolCalling::PromptJson,
             step_mode: false,
+            decoding: Decoding::Free,
         }
     }
 
