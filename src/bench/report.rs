@@ -575,8 +575,8 @@ pub fn render_table(report: &Report) -> String {
         ];
         if masked {
             line.push(match &s.mask {
-                Some(m) => format!("{} ({})", per_token(m.mask_ms_per_token), share(Some(m))),
-                None => "-".into(),
+                Some(m) if m.mask_ms_per_token.is_some() => format!("{} ({})", per_token(m.mask_ms_per_token), share(Some(m))),
+                _ => "–".into(),
             });
         }
         rows.push(line);
@@ -794,7 +794,7 @@ mod tests {
             lines,
             [
                 "setting                        valid   accuracy      mean   p50    p95    tok/s  mask/token",
-                "qwen-0.5b-builtin-free         100.0%  100.0% (2/2)  10 ms  10 ms  10 ms  20.0   -",
+                "qwen-0.5b-builtin-free         100.0%  100.0% (2/2)  10 ms  10 ms  10 ms  20.0   –",
                 "qwen-0.5b-builtin-constrained  100.0%  100.0% (2/2)  10 ms  10 ms  10 ms  20.0   0.50 ms (2.0%)",
             ]
         );
