@@ -501,7 +501,15 @@ fn ctrl_e_exports_json_and_markdown_without_overwriting() {
     let md = std::fs::read_to_string(dir.path().join(md_name)).expect("markdown file");
     assert!(md.contains(PLAN_QUESTION), "{md}");
     assert!(md.contains("2. [failed] 搜索包含 Agent 的文件 (`local_file_search`)"), "{md}");
-    assert!(md.contains("| 2 | step | builtin | 1320 | 1068 | 61 | 33.9 | 2110 |"), "{md}");
+    assert_eq!(json["settings"]["decoding"], "constrained");
+    assert_eq!((&json["decisions"][0]["decoding"], &json["decisions"][1]["decoding"]), (&"free".into(), &"constrained".into()));
+    assert_eq!(json["decisions"][1]["stats"]["mask_ms"], 54.9);
+    assert!(md.contains("- decoding: `constrained`\n"), "{md}");
+    assert!(md.contains("| 1 | plan | prompt_json | free | 904 | 0 | 164 | 33.5 | 6000 | – |"), "{md}");
+    assert!(
+        md.contains("| 2 | step | builtin | constrained | 1320 | 1068 | 61 | 33.9 | 2110 | mask 0.90 ms/token · 3.0% of decode · grammar 42 ms |"),
+        "{md}"
+    );
     match app.cells().last() {
         Some(HistoryCell::Notice { text }) => assert!(text.starts_with("session exported to"), "{text}"),
         other => panic!("expected an export notice, got {other:?}"),

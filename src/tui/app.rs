@@ -335,13 +335,13 @@ impl App {
                     current.stats = Some(stats.clone());
                     current.warnings = warnings.clone();
                 }
-                let (phase, tool_calling) = self
+                let (phase, tool_calling, decoding) = self
                     .raw
                     .current()
-                    .map_or((crate::protocol::Phase::React, self.settings.tool_calling), |t| {
-                        (t.phase, t.tool_calling)
+                    .map_or((crate::protocol::Phase::React, self.settings.tool_calling, self.confirmed.decoding), |t| {
+                        (t.phase, t.tool_calling, t.decoding)
                     });
-                self.log.decisions.push(DecisionRecord { turn, phase, tool_calling, ai, raw, stats, warnings });
+                self.log.decisions.push(DecisionRecord { turn, phase, tool_calling, decoding, ai, raw, stats, warnings });
             }
             Event::PlanCreated { plan } => {
                 let view = PlanView::new(plan.clone());
