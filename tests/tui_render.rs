@@ -199,7 +199,7 @@ fn failed_tool_is_red_and_colours_avoid_fixed_white_and_black() {
 /// The status bar: the last row of the screen.
 fn status_bar(app: &App, width: u16, height: u16) -> String {
     let text = screen(app, width, height);
-    text.lines().filter(|l| !l.starts_with("cursor:")).last().unwrap_or_default().trim_end().to_string()
+    text.lines().rfind(|l| !l.starts_with("cursor:")).unwrap_or_default().trim_end().to_string()
 }
 
 #[test]
