@@ -400,6 +400,9 @@ pub struct Settings {
     pub mode: AgentMode,
     pub tool_calling: ToolCalling,
     pub step_mode: bool,
+    /// Free or constrained decoding for the next decision.
+    #[serde(default)]
+    pub decoding: crate::brain::Decoding,
 }
 
 /// What the screen asks of the engine.
@@ -412,6 +415,7 @@ pub enum Command {
     SetMode(AgentMode),
     SetProfile(String),
     SetStepMode(bool),
+    SetDecoding(crate::brain::Decoding),
     /// Step mode: go on past the current pause.
     Continue,
     /// Stop the running generation (within one token) and the conversation.

@@ -83,3 +83,119 @@ fn without_answers_only_irrelevance_is_scored_and_bfcl_mixes_with_case_files() {
     let ids: Vec<&Value> = report["cases"].as_array().unwrap().iter().map(|c| &c["case"]).collect();
     assert_eq!(ids, [&json!("calc"), &json!("simple_0")]);
 }
+
+// ---- data/bfcl: the BFCL-format cases we wrote for the constrained-decoding comparison ----
+
+fn data(name: &str) -> PathBuf {
+    repo().join("data/bfcl").join(name)
+}
+
+/// The value a perfect model would give for a param: the first accepted value that is not
+/// the optional marker `""`, with nested specs `{key: [accepted]}` resolved the same way.
+fn reference_value(accepted: &[Value]) -> Option<Value> {
+    let first = accepted.iter().find(|v| v.as_str() != Some(""))?;
+    Some(match first {
+        Value::Object(spec) => Value::Object(
+            spec.iter()
+                .filter_map(|(k, options)| {
+                    let options = options.as_array().cloned().unwrap_or_else(|| vec![options.clone()]);
+                    reference_value(&options).map(|v| (k.clone(), v))
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    })
+}
+
+/// Every `enum` in `schema` that `value` reaches holds the value.
+fn check_enums(value: &Value, schema: &Value, path: &str) {
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
+        assert!(allowed.contains(value), "{path}: {value} is not one of {allowed:?}");
+    }
+    match value {
+        Value::Object(fields) => {
+            for (k, v) in fields {
+                let field = &schema["properties"][k];
+                assert!(field.is_object(), "{path}.{k}: not in the schema");
+                check_enums(v, field, &format!("{path}.{k}"));
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| check_enums(v, &schema["items"], &format!("{path}[]"))),
+        _ => {}
+    }
+}
+
+#[test]
+fn our_bfcl_cases_load_with_an_answer_for_every_question_and_cover_each_category() {
+    use b4_agent::bench::{bfcl, score, Expected};
+    use b4_agent::protocol::ToolCall;
+
+    let cases = bfcl::load(&data("questions.json"), Some(&data("answers.json"))).unwrap();
+    let mut per_category: Vec<(String, usize)> = Vec::new();
+    for case in &cases {
+        match per_category.iter_mut().find(|(c, _)| *c == case.category) {
+            Some((_, n)) => *n += 1,
+            None => per_category.push((case.category.clone(), 1)),
+        }
+    }
+    let want = [("simple", 5), ("multiple", 3), ("parallel", 2), ("parallel_multiple", 2), ("irrelevance", 2)];
+    assert_eq!(per_category, want.map(|(c, n)| (c.to_string(), n)).to_vec());
+
+    let mut chinese_questions = 0;
+    for case in &cases {
+        let question = case.messages[0].text();
+        if question.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) {
+            chinese_questions += 1;
+        }
+        let tools = case.tools.as_deref().unwrap();
+        let expected = case.expected.as_ref().unwrap_or_else(|| panic!("{}: no answer", case.id));
+        let calls = match expected {
+            Expected::NoToolCall => {
+                assert_eq!(case.category, "irrelevance", "{}", case.id);
+                continue;
+            }
+            Expected::ToolCalls(calls) => calls,
+        };
+        // The answer a perfect model would give scores correct, and its values are ones
+        // the schema (types, enums, nested properties) allows.
+        let reference: Vec<ToolCall> = calls
+            .iter()
+            .map(|c| ToolCall {
+                id: String::new(),
+                name: c.name.clone(),
+                args: c.args.iter().filter_map(|(k, accepted)| reference_value(accepted).map(|v| (k.clone(), v))).collect(),
+            })
+            .collect();
+        assert_eq!(score::score(expected, &reference, tools), Ok(()), "{}: {reference:?}", case.id);
+        for call in &reference {
+            let params = score::parameters_of(tools, &call.name).unwrap_or_else(|| panic!("{}: {} is not offered", case.id, call.name));
+            check_enums(&Value::Object(call.args.clone()), params, &format!("{}:{}", case.id, call.name));
+        }
+    }
+    assert!(chinese_questions >= 5, "{chinese_questions} Chinese questions");
+}
+
+#[test]
+fn our_bfcl_cases_run_in_a_mock_bench_under_both_decodings() {
+    let dir = tempfile::tempdir().unwrap();
+    let (questions, answers) = (data("questions.json").display().to_string(), data("answers.json").display().to_string());
+    let report = bench(dir.path(), &["--bfcl", &questions, "--bfcl-answers", &answers, "--decoding", "both"]);
+    let settings = report["settings"].as_array().unwrap();
+    let names: Vec<&str> = settings.iter().map(|s| s["setting"].as_str().unwrap()).collect();
+    assert_eq!(names, ["mock-prompt_json-free", "mock-prompt_json-constrained"]);
+    for setting in settings {
+        let overall = &setting["overall"];
+        assert_eq!((&overall["decisions"], &overall["scored"]), (&json!(14), &json!(14)), "{}", setting["setting"]);
+        let per_category: Vec<(&str, u64)> = setting["categories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["category"].as_str().unwrap(), c["stats"]["decisions"].as_u64().unwrap()))
+            .collect();
+        assert_eq!(per_category, [("simple", 5), ("multiple", 3), ("parallel", 2), ("parallel_multiple", 2), ("irrelevance", 2)]);
+    }
+    assert_eq!(settings[0]["mask"], Value::Null);
+    assert!(settings[1]["mask"].is_object(), "{}", settings[1]);
+    let md = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
+    assert!(md.contains("| mask ms/token | – |"), "{md}");
+}

@@ -87,6 +87,7 @@ fn harness<'a>(fx: &'a Fixture, brain: Box<dyn Brain>, mode: AgentMode, max_turn
         gate: Arc::new(StepGate::new(false)),
         mode,
         tool_calling: Arc::new(Mutex::new(ToolCalling::PromptJson)),
+        decoding: Arc::new(Mutex::new(None)),
         exclusivity: Exclusivity::ContentWins,
         max_turns,
         memory_budget: 2000,
@@ -266,4 +267,59 @@ async fn a_failed_step_is_marked_and_the_mock_reports_the_failure() {
     assert_eq!(outcome.reason, StopReason::FinalAnswer);
     assert!(outcome.answer.unwrap().starts_with("工具调用失败，无法完成请求："));
     assert!(drain(&mut h.rx).contains(&Event::StepState { index: 0, state: StepState::Failed }));
+}
+
+/// Records the decoding each request asks for; the first decision also switches the
+/// shared setting, as the TUI's F6 does while a decision runs.
+struct DecodingRecorder {
+    profile: Profile,
+    seen: Arc<Mutex<Vec<Option<b4_agent::brain::Decoding>>>>,
+    switch: Arc<Mutex<Option<b4_agent::brain::Decoding>>>,
+}
+
+impl Brain for DecodingRecorder {
+    fn profile(&self) -> &Profile {
+        &self.profile
+    }
+    fn decide(&mut self, request: &DecisionRequest, _: TokenSink<'_>, _: &AtomicBool) -> Result<Decision, BrainError> {
+        let mut seen = self.seen.lock().unwrap();
+        seen.push(request.decoding);
+        let ai = if seen.len() == 1 {
+            *self.switch.lock().unwrap() = Some(b4_agent::brain::Decoding::Constrained);
+            AiMessage::calls(vec![call("calculator", json!({"expression": "2 + 2"}))])
+        } else {
+            AiMessage::answer("4")
+        };
+        Ok(Decision {
+            ai,
+            status: DecisionStatus::Success,
+            error: None,
+            raw_output: String::new(),
+            prompt: String::new(),
+            plan: None,
+            reasoning: None,
+            stats: DecisionStats::default(),
+            warnings: vec![],
+            format: None,
+            attempts: 1,
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_decoding_setting_is_read_before_every_decision() {
+    use b4_agent::brain::Decoding;
+    let fx = fixture();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let decoding = Arc::new(Mutex::new(Some(Decoding::Free)));
+    let brain = DecodingRecorder {
+        profile: Profile { name: "recorder".into(), backend: Backend::Mock, ..Default::default() },
+        seen: seen.clone(),
+        switch: decoding.clone(),
+    };
+    let mut h = harness(&fx, Box::new(brain), AgentMode::React, 4);
+    h.run.decoding = decoding;
+    let outcome = h.run.ask(&mut Vec::new(), "2 + 2?").await;
+    assert_eq!(outcome.reason, StopReason::FinalAnswer);
+    assert_eq!(*seen.lock().unwrap(), vec![Some(Decoding::Free), Some(Decoding::Constrained)]);
 }

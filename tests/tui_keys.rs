@@ -2,6 +2,7 @@
 
 mod tui_script;
 
+use b4_agent::brain::Decoding;
 use b4_agent::protocol::{AgentMode, Command, Event, Settings, StopReason, ToolCalling};
 use b4_agent::tui::cells::HistoryCell;
 use b4_agent::tui::{Focus, Overlay, Pane, Scroll};
@@ -29,6 +30,35 @@ fn f2_and_ctrl_t_toggle_tool_passing_for_the_next_decision() {
     assert_eq!(app.settings().tool_calling, ToolCalling::Builtin);
     assert_eq!(app.on_key(ctrl('t')), vec![Command::SetToolCalling(ToolCalling::PromptJson)]);
     assert_eq!(app.settings().tool_calling, ToolCalling::PromptJson);
+}
+
+#[test]
+fn f6_and_ctrl_g_toggle_decoding_for_the_next_decision() {
+    let mut app = app();
+    assert_eq!(app.on_key(key(KeyCode::F(6))), vec![Command::SetDecoding(Decoding::Constrained)]);
+    assert_eq!(app.settings(), &Settings { decoding: Decoding::Constrained, ..settings() });
+    assert_eq!(app.on_key(ctrl('g')), vec![Command::SetDecoding(Decoding::Free)]);
+    assert_eq!(app.settings(), &settings());
+    // A plain g is typed, not a toggle.
+    assert_eq!(app.on_key(key(KeyCode::Char('g'))), Vec::<Command>::new());
+    assert_eq!((app.settings().decoding, app.input().text()), (Decoding::Free, "g"));
+}
+
+#[test]
+fn the_decoding_toggle_works_from_a_pane_while_paused_and_is_noted_when_confirmed() {
+    let mut app = app_with(plan_run(PlanRun::Paused));
+    app.on_key(key(KeyCode::Tab));
+    assert_eq!(app.focus(), Focus::Messages);
+    assert_eq!(app.on_key(key(KeyCode::F(6))), vec![Command::SetDecoding(Decoding::Constrained)]);
+    // Still paused: toggling does not continue the run.
+    assert!(app.run_state().paused.is_some());
+    let confirmed = Settings { decoding: Decoding::Constrained, ..app.settings().clone() };
+    app.apply(Event::Settings(confirmed.clone()));
+    assert_eq!(app.settings(), &confirmed);
+    assert_eq!(
+        app.cells().last(),
+        Some(&HistoryCell::Notice { text: "decoding → constrained (from the next decision)".into() })
+    );
 }
 
 #[test]
@@ -471,7 +501,15 @@ fn ctrl_e_exports_json_and_markdown_without_overwriting() {
     let md = std::fs::read_to_string(dir.path().join(md_name)).expect("markdown file");
     assert!(md.contains(PLAN_QUESTION), "{md}");
     assert!(md.contains("2. [failed] 搜索包含 Agent 的文件 (`local_file_search`)"), "{md}");
-    assert!(md.contains("| 2 | step | builtin | 1320 | 1068 | 61 | 33.9 | 2110 |"), "{md}");
+    assert_eq!(json["settings"]["decoding"], "constrained");
+    assert_eq!((&json["decisions"][0]["decoding"], &json["decisions"][1]["decoding"]), (&"free".into(), &"constrained".into()));
+    assert_eq!(json["decisions"][1]["stats"]["mask_ms"], 54.9);
+    assert!(md.contains("- decoding: `constrained`\n"), "{md}");
+    assert!(md.contains("| 1 | plan | prompt_json | free | 904 | 0 | 164 | 33.5 | 6000 | – |"), "{md}");
+    assert!(
+        md.contains("| 2 | step | builtin | constrained | 1320 | 1068 | 61 | 33.9 | 2110 | mask 0.90 ms/token · 3.0% of decode · grammar 42 ms |"),
+        "{md}"
+    );
     match app.cells().last() {
         Some(HistoryCell::Notice { text }) => assert!(text.starts_with("session exported to"), "{text}"),
         other => panic!("expected an export notice, got {other:?}"),

@@ -195,3 +195,55 @@ fn failed_tool_is_red_and_colours_avoid_fixed_white_and_black() {
         }
     }
 }
+
+/// The status bar: the last row of the screen.
+fn status_bar(app: &App, width: u16, height: u16) -> String {
+    let text = screen(app, width, height);
+    text.lines().rfind(|l| !l.starts_with("cursor:")).unwrap_or_default().trim_end().to_string()
+}
+
+#[test]
+fn the_status_bar_shows_the_decoding_and_follows_its_toggle() {
+    let mut app = app();
+    assert_eq!(status_bar(&app, 80, 24), " qwen-0.5b │ react │ prompt_json │ free │ step off │ ready     F1 help  ^C quit");
+    app.on_key(key(KeyCode::F(6)));
+    assert_eq!(
+        status_bar(&app, 80, 24),
+        " qwen-0.5b │ react │ prompt_json │ constrained │ step off │ ready       F1 help"
+    );
+    let buffer = draw(&app, 80, 24);
+    let x = (0..80).find(|x| buffer[(*x, 23)].symbol() == "c" && buffer[(*x + 1, 23)].symbol() == "o").expect("constrained");
+    assert!(buffer[(x, 23)].modifier.contains(Modifier::BOLD), "constrained is not bold");
+}
+
+#[test]
+fn the_status_bar_fits_80_columns_with_every_long_setting() {
+    // plan_execute, prompt_json, constrained and step mode on: the longest names.
+    let mut app = app_with(plan_run(PlanRun::Final));
+    assert_eq!(
+        status_bar(&app, 80, 24),
+        " qwen-0.5b │ plan_execute │ builtin │ constrained │ step on │ ready     F1 help"
+    );
+    app.on_key(key(KeyCode::F(2)));
+    // The mode's short name makes room for the help hint.
+    assert_eq!(
+        status_bar(&app, 80, 24),
+        " qwen-0.5b │ plan │ prompt_json │ constrained │ step on │ ready         F1 help"
+    );
+    // Narrower still: every setting stays, in its short form, before any hint.
+    assert_eq!(status_bar(&app, 60, 24), " qwen-0.5b │ plan │ json │ constr │ step on │ ready");
+    // Wide: full names and more hints.
+    assert_eq!(
+        status_bar(&app, 120, 40),
+        " qwen-0.5b │ plan_execute │ prompt_json │ constrained │ step on │ ready    F1 help  F2 tools  F3 mode  F5 step  ^C quit"
+    );
+}
+
+#[test]
+fn constrained_decisions_show_their_mask_cost_in_the_raw_pane() {
+    let app = app_with(plan_run(PlanRun::Final));
+    let text = screen(&app, 120, 40);
+    assert!(text.contains("turn 2 · step · builtin · constrained"), "{text}");
+    assert!(text.contains("mask 0.90 ms/token · 3.0% of decode · grammar 42 ms"), "{text}");
+    assert_eq!(text.matches("mask ").count(), 1, "only the constrained decision shows a mask line:\n{text}");
+}

@@ -64,11 +64,18 @@ fn tui_answers_a_question_in_a_real_terminal() {
         assert!(screen.contains(expected), "{expected:?} missing from:\n{screen}");
     }
 
-    // F2 switches the tool passing, F3 the mode; the status bar shows both.
+    // F2 switches the tool passing, F3 the mode, F6 the decoding; the status bar shows them.
     tmux(&["send-keys", "-t", &session.0, "F2"]);
     tmux(&["send-keys", "-t", &session.0, "F3"]);
+    tmux(&["send-keys", "-t", &session.0, "F6"]);
     wait_for(&session.0, "builtin", Duration::from_secs(10));
     wait_for(&session.0, "plan_execute", Duration::from_secs(10));
+    wait_for(&session.0, "│ constrained │", Duration::from_secs(10));
+    // Ctrl+G is the other key for it, and reaches the app as well.
+    tmux(&["send-keys", "-t", &session.0, "C-g"]);
+    wait_for(&session.0, "│ free │", Duration::from_secs(10));
+    tmux(&["send-keys", "-t", &session.0, "C-g"]);
+    wait_for(&session.0, "│ constrained │", Duration::from_secs(10));
 
     // A plan_execute run shows its plan.
     tmux(&["send-keys", "-t", &session.0, "-l", "读取 docs/agent_intro.txt 并计算 2 + 2"]);

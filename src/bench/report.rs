@@ -48,6 +48,32 @@ pub struct Stats {
     pub generated_tokens_mean: f64,
 }
 
+/// What the constrained decoding's token masks cost over a setting's decisions: totals
+/// divided by totals, so long decisions weigh by their tokens.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MaskCost {
+    /// Mask time per generated token (ms); `None` when no token was generated.
+    pub mask_ms_per_token: Option<f64>,
+    /// Decode time per generated token (ms), the mask included.
+    pub decode_ms_per_token: Option<f64>,
+    /// The mask's share of the decode time (0..1); `None` when no decode time was measured.
+    pub mask_share_of_decode: Option<f64>,
+    /// Grammar compile time per decision (ms).
+    pub grammar_ms_mean: f64,
+}
+
+pub fn mask_cost(records: &[&CaseRecord]) -> MaskCost {
+    let tokens: usize = records.iter().map(|r| r.generated_tokens).sum();
+    let mask: f64 = records.iter().map(|r| r.mask_ms).sum();
+    let decode: f64 = records.iter().map(|r| r.decode_ms).sum();
+    MaskCost {
+        mask_ms_per_token: (tokens > 0).then(|| mask / tokens as f64),
+        decode_ms_per_token: (tokens > 0).then(|| decode / tokens as f64),
+        mask_share_of_decode: (decode > 0.0).then(|| mask / decode),
+        grammar_ms_mean: mean(records.iter().map(|r| r.grammar_ms)).unwrap_or(0.0),
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CategoryStats {
     pub category: String,
@@ -75,6 +101,8 @@ pub struct SettingSummary {
     pub categories: Vec<CategoryStats>,
     /// With `--repeat` above 1.
     pub agreement: Option<Agreement>,
+    /// Constrained settings only.
+    pub mask: Option<MaskCost>,
 }
 
 /// The outcome of one decision, as the per-case table shows it.
@@ -273,10 +301,8 @@ pub fn build_report(plan: &BenchPlan, run: &BenchRun, meta: ReportMeta) -> Repor
                 profile: s.profile.name.clone(),
                 profile_label: s.profile.label().to_string(),
                 tool_calling: s.tool_calling.as_str().to_string(),
-                decoding: match s.decoding {
-                    crate::brain::Decoding::Free => "free".into(),
-                    crate::brain::Decoding::Constrained => "constrained".into(),
-                },
+                decoding: s.decoding.as_str().to_string(),
+                mask: (s.decoding == crate::brain::Decoding::Constrained).then(|| mask_cost(&mine)),
                 overall: stats(&mine),
                 categories: by_category,
                 agreement,
@@ -322,6 +348,14 @@ fn number(value: f64) -> String {
     } else {
         format!("{value:.1}")
     }
+}
+
+fn per_token(value: Option<f64>) -> String {
+    value.map_or_else(|| "–".into(), |v| format!("{v:.2} ms"))
+}
+
+fn share(mask: Option<&MaskCost>) -> String {
+    mask.and_then(|m| m.mask_share_of_decode).map_or_else(|| "–".into(), pct)
 }
 
 fn tok_s(value: Option<f64>) -> String {
@@ -396,6 +430,12 @@ pub fn render_markdown(report: &Report) -> String {
     row(&mut out, "decode tok/s", &|s| tok_s(s.overall.decode_tok_s));
     row(&mut out, "prompt tokens (mean)", &|s| format!("{:.0}", s.overall.prompt_tokens_mean));
     row(&mut out, "generated tokens (mean)", &|s| format!("{:.0}", s.overall.generated_tokens_mean));
+    if report.settings.iter().any(|s| s.mask.is_some()) {
+        row(&mut out, "decode ms/token", &|s| s.mask.as_ref().map_or_else(|| "–".into(), |m| per_token(m.decode_ms_per_token)));
+        row(&mut out, "mask ms/token", &|s| s.mask.as_ref().map_or_else(|| "–".into(), |m| per_token(m.mask_ms_per_token)));
+        row(&mut out, "mask share of decode", &|s| share(s.mask.as_ref()));
+        row(&mut out, "grammar compile (mean)", &|s| s.mask.as_ref().map_or_else(|| "–".into(), |m| ms(m.grammar_ms_mean)));
+    }
     if report.repeat > 1 {
         row(&mut out, "agreement", &|s| {
             s.agreement.as_ref().map_or_else(|| "–".into(), |a| format!("{} ({}/{} cases unanimous)", pct(a.mean), a.unanimous, a.cases))
@@ -515,10 +555,16 @@ fn table(rows: &[Vec<String>]) -> String {
 /// The compact table printed at the end of a run: one line per setting, then one line
 /// per case (up to 40 cases) with each setting's outcome.
 pub fn render_table(report: &Report) -> String {
-    let mut rows = vec![["setting", "valid", "accuracy", "mean", "p50", "p95", "tok/s"].map(String::from).to_vec()];
+    // The mask column only when a setting decodes constrained.
+    let masked = report.settings.iter().any(|s| s.mask.is_some());
+    let mut header = vec!["setting", "valid", "accuracy", "mean", "p50", "p95", "tok/s"];
+    if masked {
+        header.push("mask/token");
+    }
+    let mut rows = vec![header.into_iter().map(String::from).collect::<Vec<_>>()];
     for s in &report.settings {
         let o = &s.overall;
-        rows.push(vec![
+        let mut line = vec![
             s.setting.clone(),
             pct(o.validity),
             rate_cell(o.accuracy, o.correct, o.scored),
@@ -526,7 +572,14 @@ pub fn render_table(report: &Report) -> String {
             ms(o.latency_ms.p50),
             ms(o.latency_ms.p95),
             tok_s(o.decode_tok_s),
-        ]);
+        ];
+        if masked {
+            line.push(match &s.mask {
+                Some(m) if m.mask_ms_per_token.is_some() => format!("{} ({})", per_token(m.mask_ms_per_token), share(Some(m))),
+                _ => "–".into(),
+            });
+        }
+        rows.push(line);
     }
     let mut out = table(&rows);
     if report.cases.len() <= 40 {
@@ -570,6 +623,9 @@ mod tests {
             reused_tokens: 0,
             generated_tokens: 10,
             decode_tok_s: if status == RecordStatus::Success { 20.0 } else { 0.0 },
+            decode_ms: 0.0,
+            mask_ms: 0.0,
+            grammar_ms: 0.0,
             tool_calls: 1,
             tool_names: vec!["calculator".into()],
             content_len: 0,
@@ -650,6 +706,101 @@ mod tests {
         out.clear();
         bar_chart(&mut out, "t", &["a".into()], "ms", &[9222.5], None);
         assert!(out.contains("0 --> 12000\n"), "{out}");
+    }
+
+    /// A report over a free and a constrained setting: two decisions each, with the
+    /// constrained ones' mask and grammar times.
+    fn free_and_constrained() -> Report {
+        use crate::brain::{Decoding, Exclusivity, Profile};
+        use crate::protocol::ToolCalling;
+        use super::super::runner::Setting;
+        let profile = Profile { name: "qwen-0.5b".into(), ..Profile::default() };
+        let settings: Vec<Setting> = [Decoding::Free, Decoding::Constrained]
+            .into_iter()
+            .map(|d| Setting::new(profile.clone(), ToolCalling::Builtin, d))
+            .collect();
+        let timed = |setting: &str, case: &str, tokens: usize, decode_ms: f64, mask_ms: f64, grammar_ms: f64| CaseRecord {
+            setting: setting.into(),
+            generated_tokens: tokens,
+            decode_ms,
+            mask_ms,
+            grammar_ms,
+            ..record(case, 1, RecordStatus::Success, Some(true), 10.0)
+        };
+        let records = vec![
+            timed("qwen-0.5b-builtin-free", "a", 40, 900.0, 0.0, 0.0),
+            timed("qwen-0.5b-builtin-free", "b", 10, 200.0, 0.0, 0.0),
+            timed("qwen-0.5b-builtin-constrained", "a", 40, 1000.0, 20.0, 30.0),
+            timed("qwen-0.5b-builtin-constrained", "b", 10, 250.0, 5.0, 10.0),
+        ];
+        let plan = BenchPlan { mode: BenchMode::PromptJson, settings, cases: vec![], repeat: 1, tools: None, exclusivity: Exclusivity::default() };
+        build_report(&plan, &BenchRun { records, interrupted: false }, ReportMeta::default())
+    }
+
+    #[test]
+    fn mask_cost_is_total_mask_time_over_total_tokens_and_decode_time() {
+        let report = free_and_constrained();
+        let [free, constrained] = &report.settings[..] else { panic!("two settings") };
+        assert_eq!(free.mask, None);
+        assert_eq!(
+            constrained.mask,
+            Some(MaskCost {
+                mask_ms_per_token: Some(0.5),
+                decode_ms_per_token: Some(25.0),
+                mask_share_of_decode: Some(0.02),
+                grammar_ms_mean: 20.0,
+            })
+        );
+        // Nothing generated: no per-token figure rather than a division by zero.
+        let silent = record("a", 1, RecordStatus::Error, None, 5.0);
+        let none = mask_cost(&[&CaseRecord { generated_tokens: 0, ..silent }]);
+        assert_eq!((none.mask_ms_per_token, none.decode_ms_per_token, none.mask_share_of_decode), (None, None, None));
+    }
+
+    #[test]
+    fn report_json_carries_the_mask_cost_of_constrained_settings_only() {
+        let json = serde_json::to_value(free_and_constrained()).unwrap();
+        assert_eq!(json["settings"][0]["mask"], serde_json::Value::Null);
+        assert_eq!(
+            json["settings"][1]["mask"],
+            serde_json::json!({"mask_ms_per_token": 0.5, "decode_ms_per_token": 25.0, "mask_share_of_decode": 0.02, "grammar_ms_mean": 20.0})
+        );
+        assert_eq!(json["records"][2]["mask_ms"], 20.0);
+    }
+
+    #[test]
+    fn the_markdown_settings_table_shows_mask_time_per_token_and_its_share() {
+        let md = render_markdown(&free_and_constrained());
+        for row in [
+            "| decoding | free | constrained |",
+            "| decode ms/token | – | 25.00 ms |",
+            "| mask ms/token | – | 0.50 ms |",
+            "| mask share of decode | – | 2.0% |",
+            "| grammar compile (mean) | – | 20 ms |",
+        ] {
+            assert!(md.contains(&format!("{row}\n")), "missing {row:?} in:\n{md}");
+        }
+        // Free settings alone: no mask rows.
+        let mut free_only = free_and_constrained();
+        free_only.settings.truncate(1);
+        assert!(!render_markdown(&free_only).contains("mask"));
+    }
+
+    #[test]
+    fn the_console_table_has_a_mask_column_when_a_setting_is_constrained() {
+        let table = render_table(&free_and_constrained());
+        let lines: Vec<&str> = table.lines().take(3).collect();
+        assert_eq!(
+            lines,
+            [
+                "setting                        valid   accuracy      mean   p50    p95    tok/s  mask/token",
+                "qwen-0.5b-builtin-free         100.0%  100.0% (2/2)  10 ms  10 ms  10 ms  20.0   –",
+                "qwen-0.5b-builtin-constrained  100.0%  100.0% (2/2)  10 ms  10 ms  10 ms  20.0   0.50 ms (2.0%)",
+            ]
+        );
+        let mut free_only = free_and_constrained();
+        free_only.settings.truncate(1);
+        assert!(!render_table(&free_only).contains("mask"));
     }
 
     #[test]

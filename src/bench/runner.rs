@@ -136,6 +136,15 @@ pub struct CaseRecord {
     pub reused_tokens: usize,
     pub generated_tokens: usize,
     pub decode_tok_s: f64,
+    /// Decode time of the decision, mask time included.
+    #[serde(default)]
+    pub decode_ms: f64,
+    /// Constrained decoding: time computing token masks (part of `decode_ms`).
+    #[serde(default)]
+    pub mask_ms: f64,
+    /// Constrained decoding: time compiling the decision's grammar.
+    #[serde(default)]
+    pub grammar_ms: f64,
     /// Calls scored: the AIMessage's, or the plan's steps' in plan_execute mode.
     pub tool_calls: usize,
     pub tool_names: Vec<String>,
@@ -256,6 +265,9 @@ fn record_decision(plan: &BenchPlan, setting: &Setting, case: &BenchCase, run: u
         reused_tokens: stats.reused_tokens,
         generated_tokens: stats.generated_tokens,
         decode_tok_s: stats.decode_tok_s,
+        decode_ms: stats.decode_ms,
+        mask_ms: stats.mask_ms,
+        grammar_ms: stats.grammar_ms,
         tool_calls: calls.len(),
         tool_names: calls.into_iter().map(|c| c.name).collect(),
         content_len: decision.ai.content.chars().count(),
@@ -281,6 +293,9 @@ fn record_error(setting: &Setting, case: &BenchCase, run: usize, error: &BrainEr
         reused_tokens: 0,
         generated_tokens: 0,
         decode_tok_s: 0.0,
+        decode_ms: 0.0,
+        mask_ms: 0.0,
+        grammar_ms: 0.0,
         tool_calls: 0,
         tool_names: Vec::new(),
         content_len: 0,

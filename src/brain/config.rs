@@ -36,6 +36,22 @@ pub enum Decoding {
     Constrained,
 }
 
+impl Decoding {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decoding::Free => "free",
+            Decoding::Constrained => "constrained",
+        }
+    }
+
+    pub fn toggled(self) -> Self {
+        match self {
+            Decoding::Free => Decoding::Constrained,
+            Decoding::Constrained => Decoding::Free,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Device {

@@ -43,6 +43,7 @@ pub fn run(args: ChatArgs) -> Result<ExitCode> {
         profile: profile.name.clone(),
         mode: args.mode,
         tool_calling: args.model.tool_calling.unwrap_or(config.tool_calling.mode),
+        decoding: args.model.decoding.unwrap_or(profile.decoding),
         step_mode: false,
     };
     let mut config = config;

@@ -32,6 +32,7 @@ pub fn run(args: TuiArgs) -> Result<ExitCode> {
         profile: profile.name.clone(),
         mode: args.mode,
         tool_calling: args.model.tool_calling.unwrap_or(config.tool_calling.mode),
+        decoding: args.model.decoding.unwrap_or(profile.decoding),
         step_mode: args.step,
     };
     config.models.entry(profile.name.clone()).or_insert_with(|| profile.clone());

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use super::{Events, Run, SharedBrain, StepGate};
-use crate::brain::{make_brain, ModelConfig};
+use crate::brain::{make_brain, Decoding, ModelConfig};
 use crate::memory::Memory;
 use crate::protocol::{Command, Event, Message, Settings, ToolCalling};
 use crate::skills::{self, Workspace};
@@ -48,6 +48,7 @@ struct Engine {
     events: Events,
     settings: Settings,
     tool_calling: Arc<Mutex<ToolCalling>>,
+    decoding: Arc<Mutex<Option<Decoding>>>,
     transcript: Arc<tokio::sync::Mutex<Vec<Message>>>,
     brains: Arc<Mutex<HashMap<String, SharedBrain>>>,
     cancel: Arc<AtomicBool>,
@@ -63,6 +64,7 @@ impl Engine {
             memory: config.memory_dir.map(|d| Arc::new(Memory::open(d))),
             events,
             tool_calling: Arc::new(Mutex::new(config.settings.tool_calling)),
+            decoding: Arc::new(Mutex::new(Some(config.settings.decoding))),
             gate: Arc::new(StepGate::new(config.settings.step_mode)),
             settings: config.settings,
             config: config.model_config,
@@ -86,6 +88,13 @@ impl Engine {
                     self.settings.tool_calling = way;
                     if let Ok(mut t) = self.tool_calling.lock() {
                         *t = way;
+                    }
+                    self.announce();
+                }
+                Command::SetDecoding(decoding) => {
+                    self.settings.decoding = decoding;
+                    if let Ok(mut d) = self.decoding.lock() {
+                        *d = Some(decoding);
                     }
                     self.announce();
                 }
@@ -149,6 +158,7 @@ impl Engine {
         let (brains, config, events) = (self.brains.clone(), self.config.clone(), self.events.clone());
         let (tools, memory, transcript) = (self.tools.clone(), self.memory.clone(), self.transcript.clone());
         let (cancel, gate, tool_calling) = (self.cancel.clone(), self.gate.clone(), self.tool_calling.clone());
+        let decoding = self.decoding.clone();
         let (profile, mode) = (self.settings.profile.clone(), self.settings.mode);
         self.running = Some(tokio::spawn(async move {
             let Some(brain) = brain_for(&brains, &config, &profile, &events).await else {
@@ -164,6 +174,7 @@ impl Engine {
                 gate,
                 mode,
                 tool_calling,
+                decoding,
                 exclusivity: config.runtime.exclusivity,
                 max_turns: config.runtime.max_turns,
                 memory_budget: MEMORY_BUDGET,

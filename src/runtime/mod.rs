@@ -83,6 +83,8 @@ pub struct Run<'a> {
     pub mode: AgentMode,
     /// Read before every decision: the screen may switch it between decisions.
     pub tool_calling: Arc<Mutex<ToolCalling>>,
+    /// Read before every decision like `tool_calling`; `None` keeps the profile's decoding.
+    pub decoding: Arc<Mutex<Option<crate::brain::Decoding>>>,
     pub exclusivity: Exclusivity,
     pub max_turns: usize,
     /// Memory notes are put into the context within this many characters.
@@ -178,7 +180,7 @@ impl Run<'_> {
             phase,
             tool_calling,
             exclusivity: self.exclusivity,
-            decoding: None,
+            decoding: self.decoding.lock().ok().and_then(|d| *d),
         };
         let brain = self.brain.clone();
         let events = self.events.clone();

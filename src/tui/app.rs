@@ -309,7 +309,10 @@ impl App {
             Event::TurnStarted { turn, phase, tool_calling } => {
                 self.run.thinking = true;
                 self.run.paused = None;
-                self.raw.segments.push(RawSegment::Turn(RawTurn::new(turn, phase, tool_calling)));
+                // The engine confirms a decoding change before the decision that uses it.
+                let mut raw_turn = RawTurn::new(turn, phase, tool_calling);
+                raw_turn.decoding = self.confirmed.decoding;
+                self.raw.segments.push(RawSegment::Turn(raw_turn));
                 self.tools.new_turn(turn);
                 self.activity = ActivityTab::Raw;
                 *self.scroll.get_mut(Pane::Raw) = Scroll::Follow;
@@ -332,13 +335,13 @@ impl App {
                     current.stats = Some(stats.clone());
                     current.warnings = warnings.clone();
                 }
-                let (phase, tool_calling) = self
+                let (phase, tool_calling, decoding) = self
                     .raw
                     .current()
-                    .map_or((crate::protocol::Phase::React, self.settings.tool_calling), |t| {
-                        (t.phase, t.tool_calling)
+                    .map_or((crate::protocol::Phase::React, self.settings.tool_calling, self.confirmed.decoding), |t| {
+                        (t.phase, t.tool_calling, t.decoding)
                     });
-                self.log.decisions.push(DecisionRecord { turn, phase, tool_calling, ai, raw, stats, warnings });
+                self.log.decisions.push(DecisionRecord { turn, phase, tool_calling, decoding, ai, raw, stats, warnings });
             }
             Event::PlanCreated { plan } => {
                 let view = PlanView::new(plan.clone());
@@ -568,6 +571,8 @@ impl App {
             KeyCode::F(4) => self.open_picker(),
             KeyCode::Char('o') if ctrl => self.open_picker(),
             KeyCode::F(5) => self.toggle_step_mode(),
+            KeyCode::F(6) => self.toggle_decoding(),
+            KeyCode::Char('g') if ctrl => self.toggle_decoding(),
             KeyCode::Char('s') if ctrl => self.toggle_step_mode(),
             KeyCode::Char('e') if ctrl => {
                 self.export();
@@ -707,6 +712,11 @@ impl App {
         vec![Command::SetToolCalling(self.settings.tool_calling)]
     }
 
+    fn toggle_decoding(&mut self) -> Vec<Command> {
+        self.settings.decoding = self.settings.decoding.toggled();
+        vec![Command::SetDecoding(self.settings.decoding)]
+    }
+
     fn toggle_mode(&mut self) -> Vec<Command> {
         self.settings.mode = self.settings.mode.toggled();
         if !self.plan_visible() && self.focus == Focus::Plan {
@@ -815,6 +825,9 @@ fn describe_changes(old: &Settings, new: &Settings, loaded: bool) -> Vec<String>
     }
     if old.tool_calling != new.tool_calling {
         out.push(format!("tool passing → {} (from the next decision)", new.tool_calling.as_str()));
+    }
+    if old.decoding != new.decoding {
+        out.push(format!("decoding → {} (from the next decision)", new.decoding.as_str()));
     }
     if old.step_mode != new.step_mode {
         out.push(if new.step_mode {

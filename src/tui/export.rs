@@ -30,6 +30,7 @@ pub struct DecisionRecord {
     pub turn: usize,
     pub phase: Phase,
     pub tool_calling: ToolCalling,
+    pub decoding: crate::brain::Decoding,
     pub ai: AiMessage,
     pub raw: String,
     pub stats: DecisionStats,
@@ -122,10 +123,11 @@ pub fn to_markdown(settings: &Settings, log: &SessionLog, when: &str) -> String 
     let _ = writeln!(md, "# b4 session {when}\n");
     let _ = writeln!(
         md,
-        "- profile: `{}`\n- mode: `{}`\n- tool passing: `{}`\n- step mode: {}\n",
+        "- profile: `{}`\n- mode: `{}`\n- tool passing: `{}`\n- decoding: `{}`\n- step mode: {}\n",
         settings.profile,
         settings.mode.as_str(),
         settings.tool_calling.as_str(),
+        settings.decoding.as_str(),
         if settings.step_mode { "on" } else { "off" }
     );
     if !log.memory_notes.is_empty() {
@@ -186,20 +188,22 @@ pub fn to_markdown(settings: &Settings, log: &SessionLog, when: &str) -> String 
     if !log.decisions.is_empty() {
         let _ = writeln!(
             md,
-            "## Decisions\n\n| turn | phase | tool passing | prompt | reused | generated | tok/s | ms |\n|---|---|---|---|---|---|---|---|"
+            "## Decisions\n\n| turn | phase | tool passing | decoding | prompt | reused | generated | tok/s | ms | mask |\n|---|---|---|---|---|---|---|---|---|---|"
         );
         for d in &log.decisions {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {} | {} | {:.1} | {:.0} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {:.1} | {:.0} | {} |",
                 d.turn,
                 super::raw::phase_name(d.phase),
                 d.tool_calling.as_str(),
+                d.decoding.as_str(),
                 d.stats.prompt_tokens,
                 d.stats.reused_tokens,
                 d.stats.generated_tokens,
                 d.stats.decode_tok_s,
-                d.stats.latency_ms
+                d.stats.latency_ms,
+                if d.decoding == crate::brain::Decoding::Constrained { super::raw::mask_line(&d.stats) } else { "–".into() }
             );
         }
         md.push('\n');
@@ -242,6 +246,7 @@ pub fn step_state_name(state: StepState) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::brain::Decoding;
     use crate::protocol::{AgentMode, ToolCalling};
     use chrono::TimeZone;
 
@@ -251,6 +256,7 @@ mod tests {
             mode: AgentMode::React,
             tool_calling: ToolCalling::PromptJson,
             step_mode: false,
+            decoding: Decoding::Free,
         }
     }
 

@@ -11,6 +11,7 @@ use ratatui::text::{Line, Span};
 
 use super::text::{sanitize, wrap_text};
 use super::theme;
+use crate::brain::Decoding;
 use crate::protocol::{DecisionStats, Phase, ToolCalling};
 
 #[derive(Debug, Default)]
@@ -30,6 +31,8 @@ pub struct RawTurn {
     pub turn: usize,
     pub phase: Phase,
     pub tool_calling: ToolCalling,
+    /// The decoding the engine had confirmed when this decision started.
+    pub decoding: Decoding,
     committed: Vec<String>,
     partial: String,
     /// Token events received for this decision.
@@ -46,6 +49,7 @@ impl RawTurn {
             turn,
             phase,
             tool_calling,
+            decoding: Decoding::Free,
             committed: Vec::new(),
             partial: String::new(),
             streamed_tokens: 0,
@@ -97,7 +101,7 @@ impl RawTurn {
         Line::from(vec![
             Span::styled(format!("turn {}", self.turn), theme::bold()),
             Span::styled(
-                format!(" · {} · {}", phase_name(self.phase), self.tool_calling.as_str()),
+                format!(" · {} · {} · {}", phase_name(self.phase), self.tool_calling.as_str(), self.decoding.as_str()),
                 theme::dim(),
             ),
         ])
@@ -135,6 +139,9 @@ impl RawTurn {
         }
         if let Some(stats) = &self.stats {
             out.extend(wrap_text(&stats_line(stats), theme::dim(), width, 0));
+            if self.decoding == Decoding::Constrained || stats.mask_ms > 0.0 || stats.grammar_ms > 0.0 {
+                out.extend(wrap_text(&mask_line(stats), theme::dim(), width, 0));
+            }
         }
         out
     }
@@ -158,6 +165,22 @@ pub fn stats_line(stats: &DecisionStats) -> String {
         stats.decode_tok_s,
         stats.latency_ms / 1000.0
     )
+}
+
+/// The constrained decoding's cost: `mask 0.90 ms/token · 3.0% of decode · grammar 42 ms`.
+/// The mask time is part of the decode time, so the share is of the whole decode step.
+pub fn mask_line(stats: &DecisionStats) -> String {
+    let per_token = if stats.generated_tokens > 0 {
+        format!("{:.2} ms/token", stats.mask_ms / stats.generated_tokens as f64)
+    } else {
+        "– ms/token".to_string()
+    };
+    let share = if stats.decode_ms > 0.0 {
+        format!("{:.1}%", stats.mask_ms / stats.decode_ms * 100.0)
+    } else {
+        "–".to_string()
+    };
+    format!("mask {per_token} · {share} of decode · grammar {:.0} ms", stats.grammar_ms)
 }
 
 impl RawPane {
@@ -213,6 +236,37 @@ mod tests {
         assert_eq!(turn.partial, "]");
         assert_eq!(turn.text(), "{\"content\":\"\"\n  ,\"tool_calls\"\n]");
         assert_eq!(turn.streamed_tokens, 5);
+    }
+
+    #[test]
+    fn the_mask_line_gives_time_per_token_and_share_of_decode() {
+        let stats = DecisionStats { generated_tokens: 61, decode_ms: 1800.0, mask_ms: 54.9, grammar_ms: 42.0, ..DecisionStats::default() };
+        assert_eq!(mask_line(&stats), "mask 0.90 ms/token · 3.0% of decode · grammar 42 ms");
+        assert_eq!(mask_line(&DecisionStats::default()), "mask – ms/token · – of decode · grammar 0 ms");
+    }
+
+    #[test]
+    fn only_constrained_decisions_show_the_mask_line() {
+        let stats = DecisionStats { generated_tokens: 10, decode_ms: 100.0, latency_ms: 150.0, ..DecisionStats::default() };
+        let mut turn = RawTurn::new(1, Phase::React, ToolCalling::Builtin);
+        turn.push("hi");
+        turn.stats = Some(stats.clone());
+        let text = |turn: &RawTurn| turn.lines(200, false).iter().map(|l| l.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            text(&turn),
+            ["turn 1 · react · builtin · free", "hi", "prompt 0 · reused 0 · generated 10 · 0.0 tok/s · 0.15 s"]
+        );
+        turn.decoding = Decoding::Constrained;
+        turn.stats = Some(DecisionStats { mask_ms: 2.0, grammar_ms: 7.0, ..stats });
+        assert_eq!(
+            text(&turn),
+            [
+                "turn 1 · react · builtin · constrained",
+                "hi",
+                "prompt 0 · reused 0 · generated 10 · 0.0 tok/s · 0.15 s",
+                "mask 0.20 ms/token · 2.0% of decode · grammar 7 ms",
+            ]
+        );
     }
 
     #[test]

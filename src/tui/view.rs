@@ -14,7 +14,8 @@ use super::keys;
 use super::text::{one_line, str_width, truncate, wrap_line, wrap_text};
 use super::theme;
 use super::tools::CallState;
-use crate::protocol::StepState;
+use crate::brain::Decoding;
+use crate::protocol::{AgentMode, StepState, ToolCalling};
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /// Below this the screen shows only a note asking for more room.
@@ -48,7 +49,8 @@ pub fn render(app: &App, frame: &mut Frame) {
     draw_input(app, frame, input);
     draw_status(app, frame, status);
     match app.overlay() {
-        Some(Overlay::Help) => draw_help(frame, area),
+        // Above the status bar, which keeps showing the settings the keys change.
+        Some(Overlay::Help) => draw_help(frame, Rect { height: area.height.saturating_sub(1), ..area }),
         Some(Overlay::Picker { selected, requested }) => draw_picker(app, frame, area, *selected, requested.as_deref()),
         None => {}
     }
@@ -592,12 +594,36 @@ fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
         "ready".to_string()
     };
     let step = if settings.step_mode { "step on" } else { "step off" };
+    // Full names while they leave room for the help hint; shorter ones on a narrow bar.
+    let hint_room = keys::HINTS.iter().find(|(_, _, p)| *p == 0).map_or(0, |(k, l, _)| str_width(k) + str_width(l) + 3);
+    let budget = (area.width as usize).saturating_sub(hint_room + 1);
+    let mut labels = [
+        settings.mode.as_str(),
+        settings.tool_calling.as_str(),
+        settings.decoding.as_str(),
+    ];
+    let short = [short_mode(settings.mode), short_tool_calling(settings.tool_calling), short_decoding(settings.decoding)];
+    let fixed = str_width(&settings.profile) + str_width(step) + str_width(&state) + 6 * 2 + 5;
+    for (i, s) in short.iter().enumerate() {
+        if fixed + labels.iter().map(|l| str_width(l)).sum::<usize>() <= budget {
+            break;
+        }
+        if let Some(label) = labels.get_mut(i) {
+            *label = s;
+        }
+    }
+    let [mode, tool_calling, decoding] = labels;
     let left = vec![
         Span::styled(format!(" {} ", settings.profile), theme::bold()),
         Span::raw("│"),
-        Span::raw(format!(" {} ", settings.mode.as_str())),
+        Span::raw(format!(" {mode} ")),
         Span::raw("│"),
-        Span::raw(format!(" {} ", settings.tool_calling.as_str())),
+        Span::raw(format!(" {tool_calling} ")),
+        Span::raw("│"),
+        Span::styled(
+            format!(" {decoding} "),
+            if settings.decoding == Decoding::Constrained { theme::bold() } else { theme::plain() },
+        ),
         Span::raw("│"),
         Span::styled(format!(" {step} "), if settings.step_mode { theme::bold() } else { theme::plain() }),
         Span::raw("│"),
@@ -635,6 +661,27 @@ fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme::status_bar()), area);
 }
 
+fn short_mode(mode: AgentMode) -> &'static str {
+    match mode {
+        AgentMode::React => "react",
+        AgentMode::PlanExecute => "plan",
+    }
+}
+
+fn short_tool_calling(way: ToolCalling) -> &'static str {
+    match way {
+        ToolCalling::PromptJson => "json",
+        ToolCalling::Builtin => "builtin",
+    }
+}
+
+fn short_decoding(decoding: Decoding) -> &'static str {
+    match decoding {
+        Decoding::Free => "free",
+        Decoding::Constrained => "constr",
+    }
+}
+
 fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let width = width.min(area.width);
     let height = height.min(area.height);
@@ -665,7 +712,10 @@ fn draw_help(frame: &mut Frame, area: Rect) {
             Span::raw(truncate(what, desc_width)),
         ]));
     }
-    lines.push(Line::default());
+    // The blank line goes first when the screen is short.
+    if inner.height as usize > keys::HELP.len() + 1 {
+        lines.push(Line::default());
+    }
     lines.push(Line::from(Span::styled(
         truncate(" Step mode pauses before each decision and tool batch.", inner.width as usize),
         theme::dim(),

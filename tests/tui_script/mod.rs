@@ -6,6 +6,7 @@ use b4_agent::protocol::{
     AgentMode, AiMessage, DecisionStats, Event, Message, Phase, Plan, PlanStep, Settings, StepState, StopReason,
     ToolCall, ToolCalling, ToolMessage,
 };
+use b4_agent::brain::Decoding;
 use b4_agent::tui::App;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
@@ -19,6 +20,7 @@ pub fn settings() -> Settings {
         mode: AgentMode::React,
         tool_calling: ToolCalling::PromptJson,
         step_mode: false,
+        decoding: Decoding::Free,
     }
 }
 
@@ -257,6 +259,7 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
             mode: AgentMode::PlanExecute,
             tool_calling: ToolCalling::PromptJson,
             step_mode: true,
+            decoding: Decoding::Free,
         }),
         Event::Started { question: PLAN_QUESTION.into(), mode: AgentMode::PlanExecute, profile: "qwen-0.5b".into() },
         Event::MessageAppended { message: Message::user(PLAN_QUESTION) },
@@ -322,12 +325,13 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
         let state = if i == 1 { StepState::Failed } else { StepState::Done };
         ev.push(Event::StepState { index: i, state });
     }
-    // The reviewer switched tool passing between decisions (F2).
+    // The reviewer switched tool passing (F2) and decoding (F6) between decisions.
     ev.push(Event::Settings(Settings {
         profile: "qwen-0.5b".into(),
         mode: AgentMode::PlanExecute,
         tool_calling: ToolCalling::Builtin,
         step_mode: true,
+        decoding: Decoding::Constrained,
     }));
     ev.push(Event::Paused { what: "decision 2".into() });
     ev.push(Event::TurnStarted { turn: 2, phase: Phase::Step, tool_calling: ToolCalling::Builtin });
@@ -346,7 +350,8 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
             prefill_tok_s: 812.9,
             decode_tok_s: 33.9,
             latency_ms: 2110.0,
-            ..DecisionStats::default()
+            mask_ms: 54.9,
+            grammar_ms: 42.0,
         },
         warnings: vec![],
     });
