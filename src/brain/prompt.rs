@@ -115,11 +115,13 @@ fn envelope_system(tools: &[Value], listed: &[Value], builtin: bool) -> String {
         text.push_str("\nNo tools are available: always answer with schema A.");
         return text;
     }
-    let calls: Vec<Value> = example.iter().map(envelope_call).collect();
+    // One example call: small models copy a second example call into answers that need
+    // one (the 0.5B appended the seeds' calculator("2+2") to a file_reader call).
+    let calls: Vec<Value> = example.iter().take(1).map(envelope_call).collect();
     let schema_b = json!({"content": "", "tool_calls": calls});
     text.push_str("\nValid schema B (call one or more tools, content must be empty):\n");
     text.push_str(&schema_b.to_string());
-    text.push_str("\nYou may include zero, one, or multiple tool_calls in the array. ");
+    text.push_str("\nYou may include zero, one, or multiple tool_calls in the array: one call for each task the request names, and no others. ");
     text.push_str(DECIDE_RULE);
     text.push_str(use_only(builtin));
     push_tool_list(&mut text, listed);
@@ -357,8 +359,8 @@ mod tests {
 Valid schema A (final answer, no tools needed):\n\
 {{\"content\":\"final answer text\",\"tool_calls\":[]}}\n\
 Valid schema B (call one or more tools, content must be empty):\n\
-{{\"content\":\"\",\"tool_calls\":[{{\"id\":\"call_001\",\"name\":\"file_reader\",\"args\":{{\"path\":\"docs/agent_intro.txt\",\"max_chars\":2000}}}},{{\"id\":\"call_002\",\"name\":\"calculator\",\"args\":{{\"expression\":\"2+2\"}}}}]}}\n\
-You may include zero, one, or multiple tool_calls in the array. {DECIDE_RULE}Use only the tools listed below, with their parameter names.\n\
+{{\"content\":\"\",\"tool_calls\":[{{\"id\":\"call_001\",\"name\":\"file_reader\",\"args\":{{\"path\":\"docs/agent_intro.txt\",\"max_chars\":2000}}}}]}}\n\
+You may include zero, one, or multiple tool_calls in the array: one call for each task the request names, and no others. {DECIDE_RULE}Use only the tools listed below, with their parameter names.\n\
 Available tools:\n{FILE_READER}\n{CALCULATOR}"
         )
     }

@@ -167,7 +167,9 @@ fn json_grammar(mut schema: Value) -> String {
 fn call_schema(tool: &Tool, args_key: &str, with_id: bool) -> Value {
     let mut properties = Map::new();
     if with_id {
-        properties.insert("id".into(), json!({"type": "string"}));
+        // The prompt's ids: with free ids the 0.5B names a call after its tool and goes on
+        // to list every tool the system message mentions.
+        properties.insert("id".into(), json!({"type": "string", "pattern": "^call_[0-9]{3}$"}));
     }
     properties.insert("name".into(), json!({"const": tool.name}));
     properties.insert(args_key.into(), tool.args.clone());

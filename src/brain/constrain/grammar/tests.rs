@@ -84,6 +84,8 @@ fn envelope_is_either_calls_with_empty_content_or_an_answer() {
             r#"{"content": "", "tool_calls": [{"name": "clock"}]}"#,
             r#"{"tool_calls": [{"name": "clock", "args": {}}]}"#,
             r#"{"content": "", "tool_calls": [{"name": "clock", "args": {}, "why": "time"}]}"#,
+            // Ids are the prompt's call_NNN, not tool names.
+            r#"{"content": "", "tool_calls": [{"id": "clock", "name": "clock", "args": {}}]}"#,
             // Not JSON alone: fences, text around it.
             "```json\n{\"content\": \"hi\", \"tool_calls\": []}\n```",
             r#"{"content": "hi", "tool_calls": []} and more"#,
