@@ -25,6 +25,13 @@ fn model_present() {
     assert!(line.contains("present"), "the default model is missing: run `b4 models fetch` (scripts/test.sh does)\n{list}");
 }
 
+/// `b4 chat --json ARGS`: the process output, its stdout and the events it printed.
+fn chat_json(args: &[&str]) -> (std::process::Output, String, Vec<Value>) {
+    let out = Command::new(env!("CARGO_BIN_EXE_b4")).args(["chat", "--json"]).args(args).current_dir(repo()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let events = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    (out, stdout, events)
+}
 
 #[test]
 fn six_cases_both_ways_parse_and_mostly_call_the_right_tools() {
@@ -75,13 +82,8 @@ fn chat_runs_the_loop_on_the_real_model_and_reuses_the_prompt_prefix() {
         copy_dir(&repo().join(sub), &ws.path().join(sub));
     }
     let _ = std::fs::remove_file(ws.path().join("memory/history.md"));
-    let out = Command::new(env!("CARGO_BIN_EXE_b4"))
-        .args(["chat", "--json", "--tool_calling", "builtin", "--workspace", ws.path().to_str().unwrap(), "计算 3.14 * 5 - 2.5"])
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let events: Vec<Value> = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let (out, stdout, events) =
+        chat_json(&["--tool_calling", "builtin", "--workspace", ws.path().to_str().unwrap(), "计算 3.14 * 5 - 2.5"]);
     let decided: Vec<&Value> = events.iter().filter(|e| e["event"] == "decided").collect();
     let tools: Vec<&Value> = events.iter().filter(|e| e["event"] == "tool_finished").collect();
     assert!(!tools.is_empty(), "the model called no tool:\n{stdout}");
@@ -130,13 +132,8 @@ fn chat_case(case: &Value, way: &'static str) -> ChatOutcome {
         .and_then(|m| m["content"].as_str())
         .unwrap()
         .to_string();
-    let out = Command::new(env!("CARGO_BIN_EXE_b4"))
-        .args(["chat", "--json", "--no_memory", "--tool_calling", way, "--workspace", ws.path().to_str().unwrap(), &question])
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let events: Vec<Value> = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let (out, _, events) =
+        chat_json(&["--no_memory", "--tool_calling", way, "--workspace", ws.path().to_str().unwrap(), &question]);
     let decided: Vec<&Value> = events.iter().filter(|e| e["event"] == "decided").collect();
     let errors: Vec<&Value> = events.iter().filter(|e| e["event"] == "error").collect();
     let reason = events.iter().rev().find(|e| e["event"] == "finished").map(|e| e["reason"].clone());
@@ -197,4 +194,53 @@ fn chat_answers_the_six_bench_cases_end_to_end_both_ways() {
     // "In most cases" the expected tools are called, and the loop reaches a final answer.
     assert!(right >= 7, "right tools in {right}/12 chats");
     assert!(answered >= 9, "final answers in {answered}/12 chats");
+}
+
+/// `b4 decide` on the seeds' messages_with_tool with the default profile, in one way.
+fn decide_with_tool(way: Option<&str>) -> (Value, Value) {
+    let out_dir = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "decide",
+        "--mode",
+        "prompt_json",
+        "--messages",
+        "data/messages/messages_with_tool.json",
+        "--tools_schema",
+        "data/messages/tools_schema_basic.json",
+        "--outdir",
+        out_dir.path().to_str().unwrap(),
+    ];
+    if let Some(way) = way {
+        args.extend(["--tool_calling", way]);
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_b4")).args(&args).current_dir(repo()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let read = |name: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(out_dir.path().join(name)).unwrap()).unwrap()
+    };
+    (read("ai_message.json"), read("raw_model_output.json"))
+}
+
+fn calls_file_reader_on_the_intro(ai: &Value) -> bool {
+    ai["tool_calls"].as_array().is_some_and(|calls| {
+        calls.iter().any(|c| c["name"] == "file_reader" && c["args"]["path"] == "docs/agent_intro.txt")
+    })
+}
+
+#[test]
+fn decide_with_the_default_profile_calls_file_reader_both_ways() {
+    model_present();
+    let (ai, raw) = decide_with_tool(None);
+    assert_eq!(raw["tool_calling"], "prompt_json", "{raw}");
+    assert!(calls_file_reader_on_the_intro(&ai), "{ai}\nraw: {}", raw["raw_text"]);
+    assert_eq!(ai["content"], "", "{ai}");
+
+    let (ai, raw) = decide_with_tool(Some("builtin"));
+    assert_eq!(raw["tool_calling"], "builtin", "{raw}");
+    assert!(calls_file_reader_on_the_intro(&ai), "{ai}\nraw: {}", raw["raw_text"]);
+    // Parsed from the model's own format (`<tool_call>` blocks, or its habit of a fenced
+    // `{"name", "arguments"}`), not from the prompt_json envelope.
+    let text = raw["raw_text"].as_str().unwrap_or_default();
+    assert!(!text.contains("\"tool_calls\"") && text.contains("\"arguments\""), "raw: {text}");
+    assert!(["hermes", "fenced_json", "strict_json", "json_in_text"].contains(&raw["format"].as_str().unwrap_or_default()), "{raw}");
 }

@@ -33,19 +33,24 @@ impl Brain for ScriptedBrain {
         let next = self.script.pop_front().unwrap_or_else(|| Err("script ran out".into()));
         let ai = next.map_err(BrainError::Other)?;
         on_token("scripted");
-        Ok(Decision {
-            ai,
-            status: DecisionStatus::Success,
-            error: None,
-            raw_output: "scripted".into(),
-            prompt: String::new(),
-            plan: None,
-            reasoning: None,
-            stats: DecisionStats::default(),
-            warnings: vec![],
-            format: None,
-            attempts: 1,
-        })
+        Ok(decision(ai, "scripted"))
+    }
+}
+
+/// A successful decision carrying `ai`.
+fn decision(ai: AiMessage, raw_output: &str) -> Decision {
+    Decision {
+        ai,
+        status: DecisionStatus::Success,
+        error: None,
+        raw_output: raw_output.into(),
+        prompt: String::new(),
+        plan: None,
+        reasoning: None,
+        stats: DecisionStats::default(),
+        warnings: vec![],
+        format: None,
+        attempts: 1,
     }
 }
 
@@ -290,19 +295,7 @@ impl Brain for DecodingRecorder {
         } else {
             AiMessage::answer("4")
         };
-        Ok(Decision {
-            ai,
-            status: DecisionStatus::Success,
-            error: None,
-            raw_output: String::new(),
-            prompt: String::new(),
-            plan: None,
-            reasoning: None,
-            stats: DecisionStats::default(),
-            warnings: vec![],
-            format: None,
-            attempts: 1,
-        })
+        Ok(decision(ai, ""))
     }
 }
 
