@@ -199,8 +199,13 @@ pub fn load_average() -> String {
 /// The two fixed prompts for `model`: a short question, and a ReAct turn whose tool
 /// result is repository text, cut to `prompt_tokens`.
 pub fn build_prompts(model: &LoadedModel, tools: &[Value], prompt_tokens: usize) -> Result<Vec<PerfPrompt>, BrainError> {
-    let short = vec![Message::user("What is 17 * 23? Answer with the number only.")];
-    let short_ids = render_ids(model, &short, tools)?;
+    // A bare chat turn: no tool listing, so it stays short.
+    let short = [json!({"role": "user", "content": "What is 17 * 23? Answer with the number only."})];
+    let short_text = match &model.template {
+        Some(template) => template.render(&short, None, true)?,
+        None => "What is 17 * 23? Answer with the number only.".to_string(),
+    };
+    let short_ids = model.tokenizer.encode(&short_text)?;
 
     let call = ToolCall { id: "call_0".into(), name: "file_reader".into(), args: json!({"path": "docs/models.md"}).as_object().cloned().unwrap_or_default() };
     let mut body = String::new();
