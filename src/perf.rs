@@ -460,20 +460,24 @@ pub fn measure_llama(model: &Path, prompts: &[PerfPrompt], options: &PerfOptions
         "repeat": options.repeat,
         "prompts": prompts,
     });
+    // Output goes to files: llama.cpp logs plenty, and a full pipe would block it.
+    let out_path = dir.path().join("out.json");
+    let err_path = dir.path().join("err.txt");
+    let file = |path: &Path| std::fs::File::create(path).map_err(|e| llama(format!("{}: {e}", path.display())));
     let mut child = Command::new(python())
         .arg(&script)
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdout(file(&out_path)?)
+        .stderr(file(&err_path)?)
         .spawn()
         .map_err(|e| llama(format!("cannot start {}: {e}", python())))?;
     if let Some(mut stdin) = child.stdin.take() {
         stdin.write_all(request.to_string().as_bytes()).map_err(|e| llama(format!("writing the request: {e}")))?;
     }
     let started = Instant::now();
-    loop {
+    let status = loop {
         match child.try_wait() {
-            Ok(Some(_)) => break,
+            Ok(Some(status)) => break status,
             Ok(None) if started.elapsed() > timeout => {
                 let _ = child.kill();
                 return Err(llama(format!("no answer within {} s", timeout.as_secs())));
@@ -481,13 +485,13 @@ pub fn measure_llama(model: &Path, prompts: &[PerfPrompt], options: &PerfOptions
             Ok(None) => std::thread::sleep(Duration::from_millis(50)),
             Err(e) => return Err(llama(e.to_string())),
         }
+    };
+    if !status.success() {
+        let err = std::fs::read_to_string(&err_path).unwrap_or_default();
+        return Err(llama(format!("{status} ({})", err.trim().lines().last().unwrap_or(""))));
     }
-    let out = child.wait_with_output().map_err(|e| llama(e.to_string()))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        return Err(llama(format!("{} ({})", out.status, err.trim().lines().last().unwrap_or(""))));
-    }
-    let raw: Value = serde_json::from_slice(&out.stdout).map_err(|e| llama(format!("its output is not JSON: {e}")))?;
+    let stdout = std::fs::read(&out_path).map_err(|e| llama(format!("{}: {e}", out_path.display())))?;
+    let raw: Value = serde_json::from_slice(&stdout).map_err(|e| llama(format!("its output is not JSON: {e}")))?;
     let mut engine: EngineFigures = serde_json::from_value(json!({
         "engine": "llama.cpp",
         "threads": raw.get("threads").cloned().unwrap_or(json!(0)),

@@ -89,10 +89,22 @@ impl Q5_0Matrix {
             for (i, col_out) in dst.chunks_mut(m).enumerate() {
                 let col = chunk * COLS + i;
                 unpack_row(self.block_bytes(col), &mut w);
-                for (r, o) in col_out.iter_mut().enumerate() {
-                    let xs = rows.values.get(r * k..(r + 1) * k).unwrap_or_default();
-                    let ds = rows.scales.get(r * nb..(r + 1) * nb).unwrap_or_default();
+                let row = |r: usize| {
+                    (rows.values.get(r * k..(r + 1) * k).unwrap_or_default(), rows.scales.get(r * nb..(r + 1) * nb).unwrap_or_default())
+                };
+                // Four input rows at a time share each loaded weight block, and their four
+                // running sums are independent chains the CPU overlaps.
+                let mut groups = col_out.chunks_exact_mut(4);
+                let mut r = 0;
+                for out4 in &mut groups {
+                    let four = [row(r), row(r + 1), row(r + 2), row(r + 3)];
+                    out4.copy_from_slice(&dot4(&w, &four));
+                    r += 4;
+                }
+                for o in groups.into_remainder() {
+                    let (xs, ds) = row(r);
                     *o = dot(&w, xs, ds);
+                    r += 1;
                 }
             }
         });
@@ -167,6 +179,18 @@ fn dot(w: &Unpacked, xs: &[i8], x_scales: &[f32]) -> f32 {
     dot_scalar(&w.values, &w.scales, xs, x_scales)
 }
 
+/// [`dot`] for four input rows.
+fn dot4(w: &Unpacked, rows: &[(&[i8], &[f32]); 4]) -> [f32; 4] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 is available; the function reads only within the slices given.
+            return unsafe { avx2::dot4(&w.values, &w.scales, rows) };
+        }
+    }
+    rows.map(|(xs, ds)| dot_scalar(&w.values, &w.scales, xs, ds))
+}
+
 fn dot_scalar(ws: &[i8], w_scales: &[f32], xs: &[i8], x_scales: &[f32]) -> f32 {
     let mut sumf = 0f32;
     for (((wb, xb), &dw), &dx) in ws.chunks_exact(BLOCK).zip(xs.chunks_exact(BLOCK)).zip(w_scales).zip(x_scales) {
@@ -225,6 +249,53 @@ mod avx2 {
         _mm256_storeu_si256(out.as_mut_ptr() as *mut __m256i, _mm256_or_si256(nibbles, high));
     }
 
+    /// The eight integer sums of blocks `b..b + 8` in one vector, lane i = block b + i.
+    #[inline(always)]
+    unsafe fn eight_sums(w: *const i8, x: *const i8) -> __m256i {
+        let p = |i: usize| block_dot(w.add(i * BLOCK), x.add(i * BLOCK));
+        let h01 = _mm256_hadd_epi32(p(0), p(1));
+        let h23 = _mm256_hadd_epi32(p(2), p(3));
+        let h45 = _mm256_hadd_epi32(p(4), p(5));
+        let h67 = _mm256_hadd_epi32(p(6), p(7));
+        let h0123 = _mm256_hadd_epi32(h01, h23);
+        let h4567 = _mm256_hadd_epi32(h45, h67);
+        _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20), _mm256_permute2x128_si256(h0123, h4567, 0x31))
+    }
+
+    /// [`dot`] for four input rows against one weight row.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn dot4(ws: &[i8], w_scales: &[f32], rows: &[(&[i8], &[f32]); 4]) -> [f32; 4] {
+        let mut nb = w_scales.len().min(ws.len() / BLOCK);
+        for (xs, ds) in rows {
+            nb = nb.min(ds.len()).min(xs.len() / BLOCK);
+        }
+        let mut sumf = [0f32; 4];
+        let mut b = 0;
+        while b + 8 <= nb {
+            let wd = _mm256_loadu_ps(w_scales.as_ptr().add(b));
+            let mut lanes = [[0f32; 8]; 4];
+            for (lane, (xs, ds)) in lanes.iter_mut().zip(rows) {
+                let sums = eight_sums(ws.as_ptr().add(b * BLOCK), xs.as_ptr().add(b * BLOCK));
+                let scaled = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(sums), wd), _mm256_loadu_ps(ds.as_ptr().add(b)));
+                _mm256_storeu_ps(lane.as_mut_ptr(), scaled);
+            }
+            for i in 0..8 {
+                for (s, lane) in sumf.iter_mut().zip(&lanes) {
+                    *s += lane[i];
+                }
+            }
+            b += 8;
+        }
+        while b < nb {
+            for (s, (xs, ds)) in sumf.iter_mut().zip(rows) {
+                let sumi = hsum(block_dot(ws.as_ptr().add(b * BLOCK), xs.as_ptr().add(b * BLOCK)));
+                *s += sumi as f32 * w_scales[b] * ds[b];
+            }
+            b += 1;
+        }
+        sumf
+    }
+
     #[target_feature(enable = "avx2")]
     pub unsafe fn dot(ws: &[i8], w_scales: &[f32], xs: &[i8], x_scales: &[f32]) -> f32 {
         let nb = w_scales.len().min(x_scales.len()).min(ws.len() / BLOCK).min(xs.len() / BLOCK);
@@ -281,7 +352,7 @@ mod tests {
         let q = QTensor::quantize(&w, GgmlDType::Q5_0).unwrap();
         let ours = Q5_0Matrix::from_qtensor(&q).unwrap().unwrap();
         let theirs = QMatMul::from_qtensor(q).unwrap();
-        for m in [1, 7] {
+        for m in [1, 7, 12] {
             let x = Tensor::randn(0f32, 1.0, (1, m, k), &device).unwrap();
             let a: Vec<f32> = ours.forward(&x).unwrap().flatten_all().unwrap().to_vec1().unwrap();
             let b: Vec<f32> = theirs.forward(&x).unwrap().flatten_all().unwrap().to_vec1().unwrap();
