@@ -252,11 +252,10 @@ mod avx2 {
     /// The eight integer sums of blocks `b..b + 8` in one vector, lane i = block b + i.
     #[inline(always)]
     unsafe fn eight_sums(w: *const i8, x: *const i8) -> __m256i {
-        let p = |i: usize| block_dot(w.add(i * BLOCK), x.add(i * BLOCK));
-        let h01 = _mm256_hadd_epi32(p(0), p(1));
-        let h23 = _mm256_hadd_epi32(p(2), p(3));
-        let h45 = _mm256_hadd_epi32(p(4), p(5));
-        let h67 = _mm256_hadd_epi32(p(6), p(7));
+        let h01 = _mm256_hadd_epi32(block_dot(w, x), block_dot(w.add(BLOCK), x.add(BLOCK)));
+        let h23 = _mm256_hadd_epi32(block_dot(w.add(2 * BLOCK), x.add(2 * BLOCK)), block_dot(w.add(3 * BLOCK), x.add(3 * BLOCK)));
+        let h45 = _mm256_hadd_epi32(block_dot(w.add(4 * BLOCK), x.add(4 * BLOCK)), block_dot(w.add(5 * BLOCK), x.add(5 * BLOCK)));
+        let h67 = _mm256_hadd_epi32(block_dot(w.add(6 * BLOCK), x.add(6 * BLOCK)), block_dot(w.add(7 * BLOCK), x.add(7 * BLOCK)));
         let h0123 = _mm256_hadd_epi32(h01, h23);
         let h4567 = _mm256_hadd_epi32(h45, h67);
         _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20), _mm256_permute2x128_si256(h0123, h4567, 0x31))
@@ -305,17 +304,7 @@ mod avx2 {
         // lane-wise ((sumi * d_w) * d_x, as two separate roundings like the scalar code),
         // then added to the total one by one in block order.
         while b + 8 <= nb {
-            let p = |i: usize| block_dot(ws.as_ptr().add((b + i) * BLOCK), xs.as_ptr().add((b + i) * BLOCK));
-            let h01 = _mm256_hadd_epi32(p(0), p(1));
-            let h23 = _mm256_hadd_epi32(p(2), p(3));
-            let h45 = _mm256_hadd_epi32(p(4), p(5));
-            let h67 = _mm256_hadd_epi32(p(6), p(7));
-            let h0123 = _mm256_hadd_epi32(h01, h23);
-            let h4567 = _mm256_hadd_epi32(h45, h67);
-            let sums = _mm256_add_epi32(
-                _mm256_permute2x128_si256(h0123, h4567, 0x20),
-                _mm256_permute2x128_si256(h0123, h4567, 0x31),
-            );
+            let sums = eight_sums(ws.as_ptr().add(b * BLOCK), xs.as_ptr().add(b * BLOCK));
             let scaled = _mm256_mul_ps(
                 _mm256_mul_ps(_mm256_cvtepi32_ps(sums), _mm256_loadu_ps(w_scales.as_ptr().add(b))),
                 _mm256_loadu_ps(x_scales.as_ptr().add(b)),

@@ -46,8 +46,9 @@ impl LayerCache {
         let (b, n_kv, s, head_dim) = k.dims4()?;
         let needed = self.len + s;
         if needed > self.capacity() {
-            // Grow geometrically so a long conversation reallocates a few times only.
-            let capacity = needed.max(self.capacity() * 2).max(256).min(max_len.max(needed));
+            // Grow in steps of 512 positions: a copy per 512 new tokens costs little next to
+            // their prefill, and doubling left up to half the (largest) buffer unused.
+            let capacity = needed.next_multiple_of(512).min(max_len.max(needed));
             let k_buf = Tensor::zeros((b, n_kv, capacity, head_dim), k.dtype(), k.device())?;
             let v_buf = Tensor::zeros((b, n_kv, capacity, head_dim), v.dtype(), v.device())?;
             if let (Some(old_k), Some(old_v)) = (&self.k, &self.v) {
