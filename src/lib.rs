@@ -16,6 +16,7 @@ pub mod bench;
 pub mod brain;
 pub mod cli;
 pub mod memory;
+pub mod perf;
 pub mod protocol;
 pub mod runtime;
 pub mod skills;

@@ -7,6 +7,7 @@ mod chat;
 mod decide;
 mod misc;
 mod models;
+mod perf;
 mod tui;
 
 use std::path::{Path, PathBuf};
@@ -46,6 +47,8 @@ pub enum Cmd {
     Tui(tui::TuiArgs),
     /// Run bench cases (or BFCL question files) and score validity, correctness and speed.
     Bench(bench::BenchArgs),
+    /// Load, prefill, decode and memory figures of model profiles (and llama.cpp's, when installed).
+    Perf(perf::PerfArgs),
 }
 
 /// The decision mode of `b4 decide`, as in the seeds.
@@ -131,6 +134,7 @@ pub fn main() -> Result<ExitCode> {
         Some(Cmd::Bench(args)) => bench::run(args),
         Some(Cmd::Tui(args)) => tui::run(args),
         Some(Cmd::Models(args)) => models::run(args),
+        Some(Cmd::Perf(args)) => perf::run(args),
         None => tui::run(tui::TuiArgs::default()),
     }
 }

@@ -1,0 +1,153 @@
+//! Speed work must not change what the model says: greedy tokens on the bench cases'
+//! prompts, and the last position's top logits on one fixed prompt, compared with a
+//! transcript stored before any speed change (tests/fixtures/greedy/).
+//!
+//! The transcript was written by the ignored test `write_greedy_fixture`
+//! (`cargo test --release --test output_equality -- --ignored write_greedy_fixture`);
+//! rewrite it only when the model file itself changes, never to make this test pass.
+//!
+//! Needs the default model: CI runs `b4 models fetch qwen2.5-coder-0.5b` first.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use b4_agent::bench::case::load_dir;
+use b4_agent::brain::config::{ModelConfig, Profile};
+use b4_agent::brain::fetch::{find_asset, models_dir};
+use b4_agent::brain::generate::{GenParams, ModelHandle};
+use b4_agent::brain::model::Qwen2;
+use b4_agent::brain::prompt::{self, Reminder};
+use b4_agent::brain::tokenizer::ModelTokenizer;
+use b4_agent::protocol::{Phase, ToolCalling};
+use candle_core::quantized::gguf_file;
+use candle_core::Device;
+use serde_json::{json, Value};
+
+const ASSET: &str = "qwen2.5-coder-0.5b";
+const GEN_TOKENS: usize = 24;
+const TOP_K: usize = 20;
+/// Absolute tolerance on the stored logits. The kernels are meant to be bit-identical;
+/// this leaves room for a different but equivalent float order, not for other outputs.
+const LOGIT_TOLERANCE: f32 = 1e-2;
+const LOGITS_PROMPT: &str = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nWrite a Rust function that adds two numbers.<|im_end|>\n<|im_start|>assistant\n";
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture_path() -> PathBuf {
+    root().join("tests/fixtures/greedy/qwen2.5-coder-0.5b-q4_k_m.json")
+}
+
+fn model_path() -> PathBuf {
+    let asset = find_asset(ASSET).unwrap();
+    let path = models_dir().join(asset.file);
+    assert!(path.is_file(), "the default model is missing at {}: run `b4 models fetch {ASSET}` first", path.display());
+    path
+}
+
+fn profile() -> Profile {
+    model_path();
+    ModelConfig::load(&root().join("configs/model.yaml")).unwrap().profile(Some("qwen-0.5b")).unwrap()
+}
+
+/// For each bench case, its rendered prompt_json ReAct prompt and the greedy tokens.
+fn greedy_transcript() -> Vec<Value> {
+    let handle = ModelHandle::load(&profile()).unwrap();
+    let default_tools: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(root().join("data/messages/tools_schema_basic.json")).unwrap()).unwrap();
+    let cases = load_dir(&root().join("data/bench_cases")).unwrap();
+    assert!(cases.len() >= 3, "bench cases missing");
+    let cancel = AtomicBool::new(false);
+    let mut out = Vec::new();
+    for case in &cases {
+        let tools = case.tools.clone().unwrap_or_else(|| default_tools.clone());
+        let input = prompt::build(&case.messages, &tools, Phase::React, ToolCalling::PromptJson, Reminder::None);
+        let text = handle.render(&input.messages, input.tools.as_deref()).unwrap();
+        // A cold cache each time: what the tokens depend on is the prompt, not the order.
+        handle.reset().unwrap();
+        let params = GenParams { max_new_tokens: GEN_TOKENS, do_sample: false, ..GenParams::from_profile(&profile()) };
+        let generation = handle.generate(&text, params, &mut |_| {}, &cancel).unwrap();
+        out.push(json!({
+            "case": case.id,
+            "prompt_tokens": handle.token_count(&text).unwrap(),
+            "tokens": generation.tokens,
+            "text": generation.text,
+        }));
+    }
+    out
+}
+
+/// The logits of the fixed prompt's last position.
+fn last_logits() -> Vec<f32> {
+    let path = model_path();
+    let mut file = File::open(&path).unwrap();
+    let content = gguf_file::Content::read(&mut file).unwrap();
+    let tokenizer = ModelTokenizer::from_gguf(&content.metadata).unwrap();
+    let mut model = Qwen2::from_gguf(&content, &mut file, &Device::Cpu).unwrap();
+    let ids = tokenizer.encode(LOGITS_PROMPT).unwrap();
+    model.forward(&ids).unwrap().to_vec1().unwrap()
+}
+
+fn top_k(logits: &[f32], k: usize) -> Vec<(usize, f32)> {
+    let mut indexed: Vec<(usize, f32)> = logits.iter().copied().enumerate().collect();
+    indexed.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    indexed.truncate(k);
+    indexed
+}
+
+#[test]
+#[ignore = "writes the stored transcript; run only on a model change, before any speed change"]
+fn write_greedy_fixture() {
+    let cases = greedy_transcript();
+    let logits = last_logits();
+    let top: Vec<Value> = top_k(&logits, TOP_K).into_iter().map(|(id, v)| json!([id, v])).collect();
+    let fixture = json!({
+        "model": ASSET,
+        "model_sha256": find_asset(ASSET).unwrap().sha256,
+        "gen_tokens": GEN_TOKENS,
+        "cases": cases,
+        "logits": {"prompt": LOGITS_PROMPT, "top": top},
+    });
+    std::fs::create_dir_all(fixture_path().parent().unwrap()).unwrap();
+    std::fs::write(fixture_path(), serde_json::to_string_pretty(&fixture).unwrap() + "\n").unwrap();
+}
+
+fn stored() -> Value {
+    let text = std::fs::read_to_string(fixture_path()).unwrap();
+    let fixture: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(fixture["model_sha256"], find_asset(ASSET).unwrap().sha256, "the transcript is for another model file");
+    fixture
+}
+
+#[test]
+fn greedy_tokens_match_the_stored_transcript() {
+    let fixture = stored();
+    let expected: Vec<Value> = fixture["cases"].as_array().unwrap().clone();
+    assert!(expected.len() >= 3);
+    let actual = greedy_transcript();
+    let strip = |cases: &[Value]| -> Vec<Value> {
+        cases.iter().map(|c| json!({"case": c["case"], "prompt_tokens": c["prompt_tokens"], "tokens": c["tokens"]})).collect()
+    };
+    assert_eq!(strip(&actual), strip(&expected));
+}
+
+#[test]
+fn top_logits_match_the_stored_values() {
+    let fixture = stored();
+    let expected: Vec<(usize, f32)> = fixture["logits"]["top"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_u64().unwrap() as usize, p[1].as_f64().unwrap() as f32))
+        .collect();
+    assert_eq!(expected.len(), TOP_K);
+    let logits = last_logits();
+    let actual = top_k(&logits, TOP_K);
+    assert_eq!(actual[0].0, expected[0].0, "the most likely token changed");
+    for &(id, value) in &expected {
+        let now = logits[id];
+        assert!((now - value).abs() <= LOGIT_TOLERANCE, "logit of token {id}: stored {value}, now {now}");
+    }
+}
