@@ -1,5 +1,5 @@
 //! Speed work must not change what the model says: greedy tokens on the bench cases'
-//! prompts, and the last position's top logits on one fixed prompt, compared with a
+//! prompts (their rendered text is stored with them), and the last position's top logits on one fixed prompt, compared with a
 //! transcript stored before any speed change (tests/fixtures/greedy/).
 //!
 //! The transcript was written by the ignored test `write_greedy_fixture`
@@ -52,26 +52,37 @@ fn profile() -> Profile {
     ModelConfig::load(&root().join("configs/model.yaml")).unwrap().profile(Some("qwen-0.5b")).unwrap()
 }
 
-/// For each bench case, its rendered prompt_json ReAct prompt and the greedy tokens.
-fn greedy_transcript() -> Vec<Value> {
-    let handle = ModelHandle::load(&profile()).unwrap();
+/// Each bench case's prompt_json ReAct prompt as the prompt builder renders it today
+/// (used only when writing the transcript: the test replays the stored prompt text, so
+/// prompt changes do not touch it).
+fn rendered_prompts(handle: &ModelHandle) -> Vec<(String, String)> {
     let default_tools: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(root().join("data/messages/tools_schema_basic.json")).unwrap()).unwrap();
     let cases = load_dir(&root().join("data/bench_cases")).unwrap();
     assert!(cases.len() >= 3, "bench cases missing");
+    cases
+        .iter()
+        .map(|case| {
+            let tools = case.tools.clone().unwrap_or_else(|| default_tools.clone());
+            let input = prompt::build(&case.messages, &tools, Phase::React, ToolCalling::PromptJson, Reminder::None);
+            (case.id.clone(), handle.render(&input.messages, input.tools.as_deref()).unwrap())
+        })
+        .collect()
+}
+
+/// The greedy tokens for each (case, prompt text).
+fn greedy_transcript(handle: &ModelHandle, prompts: &[(String, String)]) -> Vec<Value> {
     let cancel = AtomicBool::new(false);
     let mut out = Vec::new();
-    for case in &cases {
-        let tools = case.tools.clone().unwrap_or_else(|| default_tools.clone());
-        let input = prompt::build(&case.messages, &tools, Phase::React, ToolCalling::PromptJson, Reminder::None);
-        let text = handle.render(&input.messages, input.tools.as_deref()).unwrap();
+    for (case, text) in prompts {
         // A cold cache each time: what the tokens depend on is the prompt, not the order.
         handle.reset().unwrap();
         let params = GenParams { max_new_tokens: GEN_TOKENS, do_sample: false, ..GenParams::from_profile(&profile()) };
-        let generation = handle.generate(&text, params, &mut |_| {}, &cancel).unwrap();
+        let generation = handle.generate(text, params, &mut |_| {}, &cancel).unwrap();
         out.push(json!({
-            "case": case.id,
-            "prompt_tokens": handle.token_count(&text).unwrap(),
+            "case": case,
+            "prompt": text,
+            "prompt_tokens": handle.token_count(text).unwrap(),
             "tokens": generation.tokens,
             "text": generation.text,
         }));
@@ -100,7 +111,8 @@ fn top_k(logits: &[f32], k: usize) -> Vec<(usize, f32)> {
 #[test]
 #[ignore = "writes the stored transcript; run only on a model change, before any speed change"]
 fn write_greedy_fixture() {
-    let cases = greedy_transcript();
+    let handle = ModelHandle::load(&profile()).unwrap();
+    let cases = greedy_transcript(&handle, &rendered_prompts(&handle));
     let logits = last_logits();
     let top: Vec<Value> = top_k(&logits, TOP_K).into_iter().map(|(id, v)| json!([id, v])).collect();
     let fixture = json!({
@@ -126,7 +138,11 @@ fn greedy_tokens_match_the_stored_transcript() {
     let fixture = stored();
     let expected: Vec<Value> = fixture["cases"].as_array().unwrap().clone();
     assert!(expected.len() >= 3);
-    let actual = greedy_transcript();
+    let prompts: Vec<(String, String)> = expected
+        .iter()
+        .map(|c| (c["case"].as_str().unwrap().to_string(), c["prompt"].as_str().expect("stored prompt text").to_string()))
+        .collect();
+    let actual = greedy_transcript(&ModelHandle::load(&profile()).unwrap(), &prompts);
     let strip = |cases: &[Value]| -> Vec<Value> {
         cases.iter().map(|c| json!({"case": c["case"], "prompt_tokens": c["prompt_tokens"], "tokens": c["tokens"]})).collect()
     };
