@@ -81,6 +81,7 @@ pub fn build(
     let done = trailing_tool_messages(messages);
     match phase {
         Phase::React if !builtin && done > 0 => out.push(user(tools_done_reminder(done))),
+        Phase::React if builtin && done > 0 => out.push(user(native_done_reminder(messages))),
         Phase::Step if done > 0 => out.push(user(steps_done_reminder(done))),
         _ => {}
     }
@@ -97,6 +98,17 @@ fn tools_done_reminder(count: usize) -> String {
 the requested information, answer with schema A now and set \"tool_calls\" to exactly []. \
 Do not repeat the completed tool calls."
     )
+}
+
+/// After tool results in the model's own format: the 0.5B otherwise calls the same tool
+/// again (free, it then invents the tool's answer; constrained, the repeated-call guard
+/// stops the run).
+fn native_done_reminder(messages: &[Message]) -> String {
+    let question = messages.iter().rev().find_map(|m| match m {
+        Message::User { content } => Some(content.as_str()),
+        _ => None,
+    });
+    format!("工具已经返回了结果。请根据这些结果，用文字直接回答（不要再调用工具）：{}", question.unwrap_or_default())
 }
 
 fn steps_done_reminder(count: usize) -> String {
@@ -427,6 +439,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
                     ]}),
                     json!({"role": "tool", "name": "file_reader", "content": r#"{"status":"success","output":{"content":"Agent 系统"}}"#}),
                     json!({"role": "tool", "name": "calculator", "content": r#"{"status":"success","output":{"content":"15.7"}}"#}),
+                    json!({"role": "user", "content": "工具已经返回了结果。请根据这些结果，用文字直接回答（不要再调用工具）：读文件并计算 3.14 * 5"}),
                 ],
                 tools: Some(tools()),
             }
