@@ -26,9 +26,11 @@ const ASSET: &str = "qwen2.5-coder-0.5b";
 
 /// Enough for every answer here (the model pretty-prints its JSON); a cut-off answer would
 /// fail its check.
-const MAX_NEW_TOKENS: usize = 256;
+/// The profiles' own budget: the bound on calls per decision keeps a runaway list of calls
+/// inside it.
+const MAX_NEW_TOKENS: usize = 512;
 /// A plan of three pretty-printed steps takes about 250 tokens.
-const MAX_PLAN_TOKENS: usize = 320;
+const MAX_PLAN_TOKENS: usize = 512;
 
 /// One decoder thread and two shared cores: decisions run one at a time, so that the
 /// timings are the decoder's own.

@@ -57,6 +57,11 @@ impl NativeStyle {
     }
 }
 
+/// The most calls (or plan steps) one decision may hold. Without a bound the 0.5B, asked
+/// for something no tool does, went on listing calls until the token budget cut its
+/// output mid-call; the loop runs the rest on the next turn.
+pub const MAX_CALLS: usize = 6;
+
 /// JSON whitespace between tokens: the model's own layout (compact or pretty), bounded so
 /// that a run of blank lines cannot use up the token budget.
 const WHITESPACE: &str = r"[\x20\x0A\x0D\x09]{1,40}";
@@ -214,7 +219,7 @@ fn answer_schema(order: KeyOrder) -> Value {
 
 /// Schema B: empty content and at least one call.
 fn calls_schema(tools: &[Tool], order: KeyOrder) -> Value {
-    let calls = json!({"type": "array", "minItems": 1, "items": any_call(tools, "args", true)});
+    let calls = json!({"type": "array", "minItems": 1, "maxItems": MAX_CALLS, "items": any_call(tools, "args", true)});
     envelope_object(json!({"const": ""}), calls, order)
 }
 
@@ -243,7 +248,7 @@ fn plan_schema(tools: &[Tool]) -> Value {
         "type": "object",
         "properties": {
             "reasoning": {"type": "string"},
-            "plan": {"type": "array", "minItems": 1, "items": step},
+            "plan": {"type": "array", "minItems": 1, "maxItems": MAX_CALLS, "items": step},
         },
         "required": ["reasoning", "plan"],
         "additionalProperties": false,
@@ -270,11 +275,12 @@ fn native_start(tools: &[Tool], call_rule: &str) -> String {
         out.push_str("start: ANSWER\n");
     } else {
         out.push_str("start: ANSWER | calls | fences\n");
-        out.push_str("calls: call (SEP? call)* SEP?\n");
+        let more = MAX_CALLS - 1;
+        out.push_str(&format!("calls: call (SEP? call){{0,{more}}} SEP?\n"));
         out.push_str(call_rule);
-        out.push_str("fences: fence (SEP? fence)* SEP?\n");
+        out.push_str(&format!("fences: fence (SEP? fence){{0,{more}}} SEP?\n"));
         out.push_str("fence: FENCE_OPEN fenced_calls SEP? \"```\"\n");
-        let fenced = json!({"anyOf": [any_call(tools, "arguments", false), {"type": "array", "minItems": 1, "items": any_call(tools, "arguments", false)}]});
+        let fenced = json!({"anyOf": [any_call(tools, "arguments", false), {"type": "array", "minItems": 1, "maxItems": MAX_CALLS, "items": any_call(tools, "arguments", false)}]});
         out.push_str(&format!("fenced_calls: %json {}\n", json_grammar(fenced)));
         out.push_str(&format!("FENCE_OPEN: {FENCE_OPEN}\n"));
         out.push_str(&format!("SEP: {TAG_SEPARATOR}\n"));

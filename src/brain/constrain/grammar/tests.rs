@@ -295,3 +295,15 @@ fn calls_first_envelope_puts_the_decision_first() {
         ],
     );
 }
+
+#[test]
+fn a_decision_holds_at_most_max_calls() {
+    let call = r#"{"name": "clock", "args": {}}"#;
+    let envelope = |n: usize| format!(r#"{{"content": "", "tool_calls": [{}]}}"#, vec![call; n].join(", "));
+    Check::new(&tools(), Target::Envelope(KeyOrder::ContentFirst))
+        .verdicts(&[&envelope(1), &envelope(MAX_CALLS)], &[&envelope(MAX_CALLS + 1)]);
+    let block = "<tool_call>\n{\"name\": \"clock\", \"arguments\": {}}\n</tool_call>";
+    let blocks = |n: usize| vec![block; n].join("\n");
+    Check::new(&tools(), Target::Native(NativeStyle::Hermes))
+        .verdicts(&[&blocks(1), &blocks(MAX_CALLS)], &[&blocks(MAX_CALLS + 1)]);
+}
