@@ -192,8 +192,10 @@ fn chat_answers_the_six_bench_cases_end_to_end_both_ways() {
     // Every decision of every chat parses: that is the parser's and the prompts' job.
     assert_eq!(parsed, 12, "a chat had a decision that did not parse");
     // "In most cases" the expected tools are called, and the loop reaches a final answer.
-    assert!(right >= 7, "right tools in {right}/12 chats");
-    assert!(answered >= 9, "final answers in {answered}/12 chats");
+    // Measured on the default (constrained) profile: right tools 9/12, answered 12/12 (free
+    // decoding: 7/12 and 10/12); one below each leaves room for another CPU's float order.
+    assert!(right >= 8, "right tools in {right}/12 chats");
+    assert!(answered >= 11, "final answers in {answered}/12 chats");
 }
 
 /// `b4 decide` on the seeds' messages_with_tool with the default profile, in one way.
