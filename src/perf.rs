@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 
 use crate::brain::config::{Backend, Profile};
 use crate::brain::fetch::resolve_model_path;
+use crate::brain::generate::{ms_since, per_second};
 use crate::brain::model::{load_model, select_device, CausalLm, LoadedModel};
 use crate::brain::prompt::{self, Reminder};
 use crate::brain::BrainError;
@@ -242,17 +243,6 @@ fn render_ids(model: &LoadedModel, messages: &[Message], tools: &[Value]) -> Res
     model.tokenizer.encode(&text)
 }
 
-fn ms(since: Instant) -> f64 {
-    since.elapsed().as_secs_f64() * 1000.0
-}
-
-fn per_second(count: usize, ms: f64) -> f64 {
-    if ms > 0.0 {
-        count as f64 * 1000.0 / ms
-    } else {
-        0.0
-    }
-}
 
 fn argmax(logits: &candle_core::Tensor) -> candle_core::Result<u32> {
     let values: Vec<f32> = logits.to_vec1()?;
@@ -280,16 +270,16 @@ fn run_once(lm: &mut dyn CausalLm, ids: &[u32], gen_tokens: usize) -> candle_cor
     lm.clear();
     let started = Instant::now();
     let logits = prefill(lm, ids)?;
-    let prefill_ms = ms(started);
+    let prefill_ms = ms_since(started);
     let mut token = argmax(&logits)?;
-    let ttft_ms = ms(started);
+    let ttft_ms = ms_since(started);
     let mut tokens = vec![token];
     let decoding = Instant::now();
     for _ in 1..gen_tokens {
         token = argmax(&lm.forward(&[token])?)?;
         tokens.push(token);
     }
-    let decode_ms = ms(decoding);
+    let decode_ms = ms_since(decoding);
     Ok(RunFigures {
         prefill_ms,
         ttft_ms,
@@ -331,11 +321,11 @@ fn measure_reuse(lm: &mut dyn CausalLm, model: &LoadedModel, long: &PerfPrompt, 
     }
     let started = Instant::now();
     prefill(lm, turn2.get(cached..).unwrap_or_default()).map_err(err)?;
-    let reuse_ms = ms(started);
+    let reuse_ms = ms_since(started);
     lm.clear();
     let started = Instant::now();
     prefill(lm, &turn2).map_err(err)?;
-    let cold_ms = ms(started);
+    let cold_ms = ms_since(started);
     Ok(ReuseFigures { turn2_tokens: turn2.len(), reused_tokens: cached, reuse_ms, cold_ms, saved_ms: cold_ms - reuse_ms })
 }
 
@@ -358,7 +348,7 @@ pub fn measure_ours(profile: &Profile, tools: &[Value], options: &PerfOptions) -
     let started = Instant::now();
     let tokenizer = profile.tokenizer.as_ref().map(PathBuf::from);
     let mut model = load_model(&path, tokenizer.as_deref(), &profile.dtype, &device).map_err(brain)?;
-    let load_ms = ms(started);
+    let load_ms = ms_since(started);
     let prompts = build_prompts(&model, tools, options.prompt_tokens).map_err(brain)?;
     if prompts.iter().any(|p| p.ids.len() + options.gen_tokens >= model.info.context_length) {
         return Err(model_err(format!("prompt plus generated tokens exceed the context length {}", model.info.context_length)));

@@ -515,11 +515,13 @@ fn sample(processor: &mut LogitsProcessor, values: Vec<f32>) -> Result<u32, Brai
     processor.sample(&masked).map_err(gen_err)
 }
 
-fn ms_since(start: Instant) -> f64 {
+/// Milliseconds since `start`.
+pub(crate) fn ms_since(start: Instant) -> f64 {
     start.elapsed().as_secs_f64() * 1000.0
 }
 
-fn per_second(count: usize, ms: f64) -> f64 {
+/// `count` per second over `ms` milliseconds (0 when no time passed).
+pub(crate) fn per_second(count: usize, ms: f64) -> f64 {
     if ms > 0.0 {
         count as f64 * 1000.0 / ms
     } else {
