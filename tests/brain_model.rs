@@ -3,6 +3,8 @@
 //! These tests need the model file: CI runs `b4 models fetch qwen2.5-coder-0.5b` first. A
 //! missing file fails the tests with that instruction; they are never skipped.
 
+mod common;
+
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,7 +12,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use b4_agent::brain::config::{ModelConfig, Profile};
-use b4_agent::brain::fetch::{find_asset, models_dir};
+use b4_agent::brain::fetch::find_asset;
 use b4_agent::brain::generate::{GenParams, Generation, ModelHandle, StopKind};
 use b4_agent::brain::model::Qwen2;
 use b4_agent::brain::tokenizer::ModelTokenizer;
@@ -30,14 +32,7 @@ fn serial() -> MutexGuard<'static, ()> {
 }
 
 fn model_path() -> PathBuf {
-    let asset = find_asset(ASSET).unwrap();
-    let path = models_dir().join(asset.file);
-    assert!(
-        path.is_file(),
-        "the default model is missing at {}: run `b4 models fetch {ASSET}` first (CI does), or set B4_MODELS_DIR",
-        path.display()
-    );
-    path
+    common::default_model_path()
 }
 
 fn default_profile() -> Profile {

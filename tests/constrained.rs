@@ -7,6 +7,8 @@
 //! These tests need the model file: CI runs `b4 models fetch qwen2.5-coder-0.5b` first. A
 //! missing file fails them with that instruction; they are never skipped.
 
+mod common;
+
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Mutex, MutexGuard};
@@ -14,7 +16,6 @@ use std::sync::{Mutex, MutexGuard};
 use b4_agent::brain::candle::CandleBrain;
 use b4_agent::brain::config::ModelConfig;
 use b4_agent::brain::constrain::{self, NativeStyle, Target, TokenSpace};
-use b4_agent::brain::fetch::{find_asset, models_dir};
 use b4_agent::brain::generate::ModelHandle;
 use b4_agent::brain::parse;
 use b4_agent::brain::{Brain, Decision, DecisionRequest, Decoding, Exclusivity, Profile};
@@ -22,12 +23,9 @@ use b4_agent::protocol::{AiMessage, DecisionStats, Message, Phase, ToolCall, Too
 use b4_agent::tools::validate::validate_args;
 use serde_json::{json, Value};
 
-const ASSET: &str = "qwen2.5-coder-0.5b";
-
-/// Enough for every answer here (the model pretty-prints its JSON); a cut-off answer would
-/// fail its check.
-/// The profiles' own budget: the bound on calls per decision keeps a runaway list of calls
-/// inside it.
+/// The profiles' own budget: enough for every answer here (the model pretty-prints its
+/// JSON, and the bound on calls per decision keeps a runaway list inside it); a cut-off
+/// answer would fail its check.
 const MAX_NEW_TOKENS: usize = 512;
 /// A plan of three pretty-printed steps takes about 250 tokens.
 const MAX_PLAN_TOKENS: usize = 512;
@@ -41,13 +39,7 @@ fn serial() -> MutexGuard<'static, ()> {
 }
 
 fn profile(max_new_tokens: usize) -> Profile {
-    let asset = find_asset(ASSET).unwrap();
-    let path = models_dir().join(asset.file);
-    assert!(
-        path.is_file(),
-        "the default model is missing at {}: run `b4 models fetch {ASSET}` first (CI does), or set B4_MODELS_DIR",
-        path.display()
-    );
+    common::default_model_path();
     let config = ModelConfig::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/model.yaml")).unwrap();
     Profile { max_new_tokens, ..config.profile(None).unwrap() }
 }

@@ -8,13 +8,15 @@
 //!
 //! Needs the default model: CI runs `b4 models fetch qwen2.5-coder-0.5b` first.
 
+mod common;
+
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use b4_agent::bench::case::load_dir;
 use b4_agent::brain::config::{ModelConfig, Profile};
-use b4_agent::brain::fetch::{find_asset, models_dir};
+use b4_agent::brain::fetch::find_asset;
 use b4_agent::brain::generate::{GenParams, ModelHandle};
 use b4_agent::brain::model::Qwen2;
 use b4_agent::brain::prompt::{self, Reminder};
@@ -41,10 +43,7 @@ fn fixture_path() -> PathBuf {
 }
 
 fn model_path() -> PathBuf {
-    let asset = find_asset(ASSET).unwrap();
-    let path = models_dir().join(asset.file);
-    assert!(path.is_file(), "the default model is missing at {}: run `b4 models fetch {ASSET}` first", path.display());
-    path
+    common::default_model_path()
 }
 
 fn profile() -> Profile {

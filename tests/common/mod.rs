@@ -3,6 +3,7 @@
 use std::path::Path;
 
 /// Copies a folder tree (the repo's docs, data, memory into a temp workspace).
+#[allow(dead_code)]
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
@@ -14,4 +15,22 @@ pub fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), target).unwrap();
         }
     }
+}
+
+/// The fetch asset of the default model (the 0.5B), which scripts/test.sh fetches first.
+#[allow(dead_code)] // not every test crate that includes this module needs the model
+pub const DEFAULT_ASSET: &str = "qwen2.5-coder-0.5b";
+
+/// The default model's GGUF file, or a failure that says how to get it.
+#[allow(dead_code)]
+pub fn default_model_path() -> std::path::PathBuf {
+    use b4_agent::brain::fetch::{find_asset, models_dir};
+    let asset = find_asset(DEFAULT_ASSET).unwrap();
+    let path = models_dir().join(asset.file);
+    assert!(
+        path.is_file(),
+        "the default model is missing at {}: run `b4 models fetch {DEFAULT_ASSET}` first (CI does), or set B4_MODELS_DIR",
+        path.display()
+    );
+    path
 }
