@@ -118,6 +118,31 @@ impl Q5_0Matrix {
     }
 }
 
+/// Dot products of Q5_0 weight rows `rows` (of `w`, GGUF bytes, `cols` values a row) with
+/// `m` Q8_0 input rows (`x_scales`: f32 of each block's f16 scale, `x_values`: the i8s):
+/// `out[(j - rows.start) * m + t]`, as in [`super::kernels::QuantMatrix::dot_rows`].
+pub(super) fn dot_rows(w: &[u8], cols: usize, rows: std::ops::Range<usize>, x_scales: &[f32], x_values: &[i8], m: usize, out: &mut [f32]) {
+    let nb = cols / BLOCK;
+    let row_bytes = nb * Q5_0_BYTES;
+    let mut un = Unpacked { scales: vec![0.0; nb], values: vec![0; cols] };
+    let row = |r: usize| (x_values.get(r * cols..(r + 1) * cols).unwrap_or_default(), x_scales.get(r * nb..(r + 1) * nb).unwrap_or_default());
+    for (j, out_j) in rows.zip(out.chunks_exact_mut(m.max(1))) {
+        let Some(bytes) = w.get(j * row_bytes..(j + 1) * row_bytes) else { return };
+        unpack_row(bytes, &mut un);
+        let mut groups = out_j.chunks_exact_mut(4);
+        let mut r = 0;
+        for out4 in &mut groups {
+            out4.copy_from_slice(&dot4(&un, &[row(r), row(r + 1), row(r + 2), row(r + 3)]));
+            r += 4;
+        }
+        for o in groups.into_remainder() {
+            let (xs, ds) = row(r);
+            *o = dot(&un, xs, ds);
+            r += 1;
+        }
+    }
+}
+
 /// candle's `BlockQ8_0::from_float`, row by row: per block `d = amax / 127` stored as f16,
 /// values `round(x / d)`.
 fn quantize_rows(input: &[f32], m: usize, k: usize) -> Q8Rows {
