@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use b4_agent::brain::config::{ModelConfig, Profile};
 use b4_agent::brain::fetch::find_asset;
 use b4_agent::brain::generate::{GenParams, Generation, ModelHandle, StopKind};
-use b4_agent::brain::model::Qwen2;
+use b4_agent::brain::model::{CpuQwen2, Qwen2, Qwen2Config};
 use b4_agent::brain::tokenizer::ModelTokenizer;
 use b4_agent::brain::BrainError;
 use candle_core::quantized::gguf_file;
@@ -213,8 +213,8 @@ fn a_prompt_over_max_input_tokens_is_refused() {
     assert_eq!(err.to_string(), format!("prompt has {tokens} tokens, over max_input_tokens 64"));
 }
 
-#[test]
-fn our_forward_matches_candles_quantized_qwen2_on_the_real_weights() {
+/// The logits of candle-transformers' `quantized_qwen2` and of one of ours on a real prompt.
+fn logits_against_candle_transformers(ours: impl FnOnce(&gguf_file::Content, &mut File, &[u32]) -> Tensor) -> (Vec<f32>, Vec<f32>) {
     let _serial = serial();
     let path = model_path();
     let prompt: Vec<u32> = {
@@ -224,19 +224,46 @@ fn our_forward_matches_candles_quantized_qwen2_on_the_real_weights() {
     };
     let mut file = File::open(&path).unwrap();
     let content = gguf_file::Content::read(&mut file).unwrap();
-    let mut ours = Qwen2::from_gguf(&content, &mut file, &Device::Cpu).unwrap();
-    let mine = ours.forward(&prompt).unwrap();
-    drop(ours);
+    let mine = ours(&content, &mut file, &prompt);
     let mut file = File::open(&path).unwrap();
     let content = gguf_file::Content::read(&mut file).unwrap();
     let mut reference =
         candle_transformers::models::quantized_qwen2::ModelWeights::from_gguf(content, &mut file, &Device::Cpu).unwrap();
     let input = Tensor::new(prompt.as_slice(), &Device::Cpu).unwrap().unsqueeze(0).unwrap();
     let theirs = reference.forward(&input, 0).unwrap().flatten_all().unwrap();
-    let a: Vec<f32> = mine.to_vec1().unwrap();
-    let b: Vec<f32> = theirs.to_vec1().unwrap();
-    let diff = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max);
-    let argmax = |v: &[f32]| v.iter().enumerate().fold((0, f32::MIN), |m, (i, &x)| if x > m.1 { (i, x) } else { m }).0;
+    (mine.to_vec1().unwrap(), theirs.to_vec1().unwrap())
+}
+
+fn argmax(v: &[f32]) -> usize {
+    v.iter().enumerate().fold((0, f32::MIN), |m, (i, &x)| if x > m.1 { (i, x) } else { m }).0
+}
+
+fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max)
+}
+
+#[test]
+fn our_forward_matches_candles_quantized_qwen2_on_the_real_weights() {
+    // Same kernels as candle-transformers, so nearly the same bits.
+    let (a, b) = logits_against_candle_transformers(|content, file, prompt| {
+        Qwen2::from_gguf(content, file, &Device::Cpu).unwrap().forward(prompt).unwrap()
+    });
     assert_eq!(argmax(&a), argmax(&b));
+    let diff = max_diff(&a, &b);
     assert!(diff < 1e-2, "logits differ by {diff}");
+}
+
+#[test]
+fn our_cpu_forward_matches_candles_quantized_qwen2_on_the_real_weights() {
+    // Other kernels and another float order: over the whole vocabulary candle's own pass
+    // moves by up to ~0.35 between a batched and a token-by-token run of one prompt
+    // (tests/output_equality.rs), so that is the scale of agreement to expect; a wrong
+    // product or position is off by whole units.
+    let (a, b) = logits_against_candle_transformers(|content, file, prompt| {
+        let config = Qwen2Config::from_gguf(content).unwrap();
+        CpuQwen2::from_gguf(content, file, config, 2).unwrap().forward(prompt).unwrap()
+    });
+    assert_eq!(argmax(&a), argmax(&b));
+    let diff = max_diff(&a, &b);
+    assert!(diff < 0.5, "logits differ by {diff}");
 }

@@ -18,7 +18,7 @@ use b4_agent::bench::case::load_dir;
 use b4_agent::brain::config::{ModelConfig, Profile};
 use b4_agent::brain::fetch::find_asset;
 use b4_agent::brain::generate::{GenParams, ModelHandle};
-use b4_agent::brain::model::Qwen2;
+use b4_agent::brain::model::{CpuQwen2, Qwen2, Qwen2Config};
 use b4_agent::brain::prompt::{self, Reminder};
 use b4_agent::brain::tokenizer::ModelTokenizer;
 use b4_agent::protocol::{Phase, ToolCalling};
@@ -29,9 +29,13 @@ use serde_json::{json, Value};
 const ASSET: &str = "qwen2.5-coder-0.5b";
 const GEN_TOKENS: usize = 24;
 const TOP_K: usize = 20;
-/// Absolute tolerance on the stored logits. The kernels are meant to be bit-identical;
-/// this leaves room for a different but equivalent float order, not for other outputs.
-const LOGIT_TOLERANCE: f32 = 1e-2;
+/// Absolute tolerance on the stored logits (about 20 here). Float order alone moves them
+/// this much: candle's own pass, fed this prompt token by token instead of in one batch,
+/// differs from the stored (batched) values by up to 0.10 on these top 20 and by 0.33 over
+/// the whole vocabulary (activations are re-quantized to 8 bits before every product, so a
+/// last-bit difference can flip a rounding); our CPU pass differs by 0.12. A wrong
+/// kernel or rotary position moves them by whole units and changes the greedy tokens.
+const LOGIT_TOLERANCE: f32 = 0.2;
 const LOGITS_PROMPT: &str = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nWrite a Rust function that adds two numbers.<|im_end|>\n<|im_start|>assistant\n";
 
 fn root() -> &'static Path {
@@ -89,15 +93,29 @@ fn greedy_transcript(handle: &ModelHandle, prompts: &[(String, String)]) -> Vec<
     out
 }
 
+/// The two Qwen2 forward passes: our CPU one (what the CPU profiles run) and the one on
+/// candle's ops (GPUs, `B4_FORWARD=candle`).
+#[derive(Clone, Copy, Debug)]
+enum Forward {
+    Cpu,
+    Candle,
+}
+
 /// The logits of the fixed prompt's last position.
-fn last_logits() -> Vec<f32> {
+fn last_logits(forward: Forward) -> Vec<f32> {
     let path = model_path();
     let mut file = File::open(&path).unwrap();
     let content = gguf_file::Content::read(&mut file).unwrap();
     let tokenizer = ModelTokenizer::from_gguf(&content.metadata).unwrap();
-    let mut model = Qwen2::from_gguf(&content, &mut file, &Device::Cpu).unwrap();
     let ids = tokenizer.encode(LOGITS_PROMPT).unwrap();
-    model.forward(&ids).unwrap().to_vec1().unwrap()
+    let logits = match forward {
+        Forward::Cpu => {
+            let config = Qwen2Config::from_gguf(&content).unwrap();
+            CpuQwen2::from_gguf(&content, &mut file, config, 2).unwrap().forward(&ids).unwrap()
+        }
+        Forward::Candle => Qwen2::from_gguf(&content, &mut file, &Device::Cpu).unwrap().forward(&ids).unwrap(),
+    };
+    logits.to_vec1().unwrap()
 }
 
 fn top_k(logits: &[f32], k: usize) -> Vec<(usize, f32)> {
@@ -112,7 +130,7 @@ fn top_k(logits: &[f32], k: usize) -> Vec<(usize, f32)> {
 fn write_greedy_fixture() {
     let handle = ModelHandle::load(&profile()).unwrap();
     let cases = greedy_transcript(&handle, &rendered_prompts(&handle));
-    let logits = last_logits();
+    let logits = last_logits(Forward::Candle);
     let top: Vec<Value> = top_k(&logits, TOP_K).into_iter().map(|(id, v)| json!([id, v])).collect();
     let fixture = json!({
         "model": ASSET,
@@ -158,11 +176,34 @@ fn top_logits_match_the_stored_values() {
         .map(|p| (p[0].as_u64().unwrap() as usize, p[1].as_f64().unwrap() as f32))
         .collect();
     assert_eq!(expected.len(), TOP_K);
-    let logits = last_logits();
-    let actual = top_k(&logits, TOP_K);
-    assert_eq!(actual[0].0, expected[0].0, "the most likely token changed");
-    for &(id, value) in &expected {
-        let now = logits[id];
-        assert!((now - value).abs() <= LOGIT_TOLERANCE, "logit of token {id}: stored {value}, now {now}");
+    for forward in [Forward::Cpu, Forward::Candle] {
+        let logits = last_logits(forward);
+        let actual = top_k(&logits, TOP_K);
+        assert_eq!(actual[0].0, expected[0].0, "{forward:?}: the most likely token changed");
+        for &(id, value) in &expected {
+            let now = logits[id];
+            assert!((now - value).abs() <= LOGIT_TOLERANCE, "{forward:?}: logit of token {id}: stored {value}, now {now}");
+        }
     }
+}
+
+/// Our CPU pass computes every position's products in the same order whether the prompt
+/// comes in one batch or token by token, so prefix reuse and chunked prefill change nothing.
+#[test]
+fn cpu_forward_gives_the_same_logits_batched_and_token_by_token() {
+    let path = model_path();
+    let mut file = File::open(&path).unwrap();
+    let content = gguf_file::Content::read(&mut file).unwrap();
+    let tokenizer = ModelTokenizer::from_gguf(&content.metadata).unwrap();
+    let ids = tokenizer.encode(LOGITS_PROMPT).unwrap();
+    let config = Qwen2Config::from_gguf(&content).unwrap();
+    let mut model = CpuQwen2::from_gguf(&content, &mut file, config, 2).unwrap();
+    let batched: Vec<f32> = model.forward(&ids).unwrap().to_vec1().unwrap();
+    model.truncate(0);
+    let mut stepped: Vec<f32> = Vec::new();
+    for &id in &ids {
+        stepped = model.forward(&[id]).unwrap().to_vec1().unwrap();
+    }
+    assert_eq!(model.cached_len(), ids.len());
+    assert!(batched.iter().zip(&stepped).all(|(a, b)| a.to_bits() == b.to_bits()));
 }

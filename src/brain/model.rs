@@ -4,7 +4,9 @@
 //! `tokenizer.json`, `*.safetensors`) for Qwen2 / Qwen3. Each comes with its tokenizer, its
 //! chat template and the tokens that end an answer.
 
+mod cpu_qwen2;
 pub mod kernels;
+mod pool;
 mod q5_0;
 mod qwen2;
 
@@ -16,6 +18,7 @@ use candle_core::{DType, Device, Tensor};
 use candle_transformers::models::{quantized_llama, quantized_qwen3, qwen2 as hf_qwen2, qwen3 as hf_qwen3};
 use serde_json::Value;
 
+pub use cpu_qwen2::CpuQwen2;
 pub use qwen2::{Qwen2, Qwen2Config};
 
 use super::config;
@@ -59,6 +62,26 @@ impl CausalLm for Qwen2 {
         // Cancel is checked between chunks, and the attention scores of a chunk take
         // heads * chunk * context floats. Measured on the 0.5B model: 256 runs as fast as one
         // big batch; 128 is 6% and 64 20% slower.
+        Some(256)
+    }
+}
+
+impl CausalLm for CpuQwen2 {
+    fn forward(&mut self, tokens: &[u32]) -> candle_core::Result<Tensor> {
+        CpuQwen2::forward(self, tokens)
+    }
+    fn cached_len(&self) -> usize {
+        CpuQwen2::cached_len(self)
+    }
+    fn truncate(&mut self, len: usize) -> bool {
+        CpuQwen2::truncate(self, len);
+        true
+    }
+    fn clear(&mut self) {
+        CpuQwen2::truncate(self, 0);
+    }
+    fn max_chunk(&self) -> Option<usize> {
+        // Cancel is checked between chunks; measured like Qwen2's.
         Some(256)
     }
 }
@@ -209,7 +232,7 @@ fn load_gguf(path: &Path, tokenizer: Option<&Path>, device: &Device) -> Result<L
     let context_length = md_u32(&format!("{architecture}.context_length")).unwrap_or(4096) as usize;
 
     let (lm, prefix_reuse): (Box<dyn CausalLm>, bool) = match architecture.as_str() {
-        "qwen2" => (Box::new(Qwen2::from_gguf(&content, &mut file, device).map_err(|e| load_error(path, e))?), true),
+        "qwen2" => (load_qwen2(&content, &mut file, device).map_err(|e| load_error(path, e))?, true),
         "qwen3" => {
             let model = quantized_qwen3::ModelWeights::from_gguf(content, &mut file, device).map_err(|e| load_error(path, e))?;
             (clear_only(model, device, |m, x, pos| m.forward(x, pos), |m| m.clear_kv_cache()), false)
@@ -236,6 +259,22 @@ fn load_gguf(path: &Path, tokenizer: Option<&Path>, device: &Device) -> Result<L
             prefix_reuse,
         },
     })
+}
+
+/// Environment variable that picks the Qwen2 forward pass on the CPU: `candle` for the
+/// candle-ops one (for comparisons), anything else or unset for our own.
+pub const FORWARD_ENV: &str = "B4_FORWARD";
+
+/// Qwen2 on our own CPU forward pass when the device is the CPU and every matrix type has a
+/// kernel; on candle's ops otherwise (GPUs, other quantizations, `B4_FORWARD=candle`).
+fn load_qwen2(content: &gguf_file::Content, file: &mut File, device: &Device) -> candle_core::Result<Box<dyn CausalLm>> {
+    let candle_wanted = std::env::var(FORWARD_ENV).is_ok_and(|v| v == "candle");
+    if device.is_cpu() && !candle_wanted && cpu_qwen2::supported(content) {
+        let config = Qwen2Config::from_gguf(content)?;
+        let threads = candle_core::utils::get_num_threads();
+        return Ok(Box::new(CpuQwen2::from_gguf(content, file, config, threads)?));
+    }
+    Ok(Box::new(Qwen2::from_gguf(content, file, device)?))
 }
 
 /// EOS ids from the model plus the chat-format end tokens the vocabulary has.

@@ -123,20 +123,9 @@ pub struct Qwen2Config {
     pub rope_base: f32,
 }
 
-pub struct Qwen2 {
-    config: Qwen2Config,
-    /// Quantized; rows are dequantized when looked up.
-    embed: QMatMul,
-    layers: Vec<Layer>,
-    norm: RmsNorm,
-    output: Linear,
-    cos: Tensor,
-    sin: Tensor,
-    device: Device,
-}
-
-impl Qwen2 {
-    pub fn from_gguf<R: Read + Seek>(content: &gguf_file::Content, reader: &mut R, device: &Device) -> Result<Self> {
+impl Qwen2Config {
+    /// The hyper-parameters in a GGUF file's `qwen2.*` metadata.
+    pub fn from_gguf(content: &gguf_file::Content) -> Result<Self> {
         let md = |key: &str| {
             content
                 .metadata
@@ -159,6 +148,25 @@ impl Qwen2 {
         if n_head == 0 || n_kv_head == 0 || !n_head.is_multiple_of(n_kv_head) || !hidden.is_multiple_of(n_head) {
             candle_core::bail!("inconsistent head counts: {n_head} heads, {n_kv_head} kv heads, hidden {hidden}");
         }
+        Ok(config)
+    }
+}
+
+pub struct Qwen2 {
+    config: Qwen2Config,
+    /// Quantized; rows are dequantized when looked up.
+    embed: QMatMul,
+    layers: Vec<Layer>,
+    norm: RmsNorm,
+    output: Linear,
+    cos: Tensor,
+    sin: Tensor,
+    device: Device,
+}
+
+impl Qwen2 {
+    pub fn from_gguf<R: Read + Seek>(content: &gguf_file::Content, reader: &mut R, device: &Device) -> Result<Self> {
+        let config = Qwen2Config::from_gguf(content)?;
         let mut tensor = |name: &str| content.tensor(reader, name, device);
 
         let embed_q = Arc::new(tensor("token_embd.weight")?);

@@ -1,0 +1,455 @@
+//! Qwen2 / Qwen2.5 forward pass on the CPU without candle's tensor ops: the GGUF blocks are
+//! read once into [`QuantMatrix`]es, activations live in buffers reused across calls, and
+//! every parallel step (the Q/K/V products together, attention, the output product, gate and
+//! up together, down, the vocabulary projection) runs on one [`Pool`].
+//!
+//! Why: on a 2-core machine `perf` showed a decode step through candle spending a third of
+//! its time handing ~15 tensor ops per layer to worker threads and waiting at barriers, plus
+//! an allocation per op; and candle keeps each K-quant matrix twice (file blocks and a
+//! repacked copy), which put the 1.5B model's memory over llama.cpp's by a quarter.
+//!
+//! The math is [`super::qwen2`]'s (candle-transformers' `quantized_qwen2`): RMSNorm, biased
+//! Q/K/V, rotary embeddings on the two halves of each head, grouped-query attention with a
+//! causal mask, SwiGLU; inputs to each product are quantized like candle does, so the
+//! outputs agree with the candle path to float rounding (`tests/output_equality.rs`).
+
+use std::io::{Read, Seek, SeekFrom};
+
+use candle_core::quantized::gguf_file;
+use candle_core::{Device, Tensor};
+
+use super::kernels::{InputKind, QuantInput, QuantMatrix};
+use super::pool::{Pool, SharedOut};
+use super::qwen2::Qwen2Config;
+
+type Result<T> = candle_core::Result<T>;
+
+/// KV cache growth step, in positions.
+const CACHE_STEP: usize = 512;
+
+struct Layer {
+    wq: QuantMatrix,
+    wk: QuantMatrix,
+    wv: QuantMatrix,
+    wo: QuantMatrix,
+    gate: QuantMatrix,
+    up: QuantMatrix,
+    down: QuantMatrix,
+    bq: Vec<f32>,
+    bk: Vec<f32>,
+    bv: Vec<f32>,
+    attn_norm: Vec<f32>,
+    ffn_norm: Vec<f32>,
+    /// Cached keys and values, `[position][kv_head * head_dim]`.
+    k_cache: Vec<f32>,
+    v_cache: Vec<f32>,
+}
+
+/// Activation buffers, sized for the largest chunk seen so far.
+#[derive(Default)]
+struct Scratch {
+    x: Vec<f32>,
+    h: Vec<f32>,
+    q: Vec<f32>,
+    k: Vec<f32>,
+    v: Vec<f32>,
+    attn: Vec<f32>,
+    gate: Vec<f32>,
+    up: Vec<f32>,
+    out: Vec<f32>,
+    /// Inputs quantized per kind (a step's matrices may want different kinds).
+    q8_0: QuantInput,
+    q8k: QuantInput,
+}
+
+pub struct CpuQwen2 {
+    config: Qwen2Config,
+    embed: QuantMatrix,
+    /// `None`: tied to the embedding.
+    output: Option<QuantMatrix>,
+    norm: Vec<f32>,
+    layers: Vec<Layer>,
+    inv_freq: Vec<f32>,
+    len: usize,
+    pool: Pool,
+    scratch: Scratch,
+}
+
+/// Whether every matrix of the model in `content` has a type our kernels take.
+pub fn supported(content: &gguf_file::Content) -> bool {
+    content
+        .tensor_infos
+        .iter()
+        .filter(|(_, info)| info.shape.dims().len() == 2)
+        .all(|(_, info)| QuantMatrix::supports(info.ggml_dtype))
+}
+
+impl CpuQwen2 {
+    pub fn from_gguf<R: Read + Seek>(content: &gguf_file::Content, reader: &mut R, config: Qwen2Config, threads: usize) -> Result<Self> {
+        let mut matrix = |name: &str| -> Result<QuantMatrix> {
+            let info = content.tensor_infos.get(name).ok_or_else(|| candle_core::Error::Msg(format!("GGUF has no tensor {name}")))?;
+            let (rows, cols) = info.shape.dims2()?;
+            reader.seek(SeekFrom::Start(content.tensor_data_offset + info.offset))?;
+            QuantMatrix::read(info.ggml_dtype, rows, cols, reader).map_err(|e| candle_core::Error::Msg(format!("{name}: {e}")))
+        };
+        let embed = matrix("token_embd.weight")?;
+        let output = if content.tensor_infos.contains_key("output.weight") { Some(matrix("output.weight")?) } else { None };
+        let mut layers = Vec::with_capacity(config.n_layer);
+        for i in 0..config.n_layer {
+            let mut m = |suffix: &str| matrix(&format!("blk.{i}.{suffix}"));
+            layers.push(Layer {
+                wq: m("attn_q.weight")?,
+                wk: m("attn_k.weight")?,
+                wv: m("attn_v.weight")?,
+                wo: m("attn_output.weight")?,
+                gate: m("ffn_gate.weight")?,
+                up: m("ffn_up.weight")?,
+                down: m("ffn_down.weight")?,
+                bq: Vec::new(),
+                bk: Vec::new(),
+                bv: Vec::new(),
+                attn_norm: Vec::new(),
+                ffn_norm: Vec::new(),
+                k_cache: Vec::new(),
+                v_cache: Vec::new(),
+            });
+        }
+        let mut vector = |name: &str| -> Result<Vec<f32>> {
+            content.tensor(reader, name, &Device::Cpu)?.dequantize(&Device::Cpu)?.flatten_all()?.to_vec1::<f32>()
+        };
+        let norm = vector("output_norm.weight")?;
+        for (i, layer) in layers.iter_mut().enumerate() {
+            layer.bq = vector(&format!("blk.{i}.attn_q.bias"))?;
+            layer.bk = vector(&format!("blk.{i}.attn_k.bias"))?;
+            layer.bv = vector(&format!("blk.{i}.attn_v.bias"))?;
+            layer.attn_norm = vector(&format!("blk.{i}.attn_norm.weight"))?;
+            layer.ffn_norm = vector(&format!("blk.{i}.ffn_norm.weight"))?;
+        }
+        let model = Self {
+            inv_freq: (0..config.head_dim)
+                .step_by(2)
+                .map(|i| 1.0 / config.rope_base.powf(i as f32 / config.head_dim as f32))
+                .collect(),
+            config,
+            embed,
+            output,
+            norm,
+            layers,
+            len: 0,
+            pool: Pool::new(threads),
+            scratch: Scratch::default(),
+        };
+        model.check_shapes()?;
+        Ok(model)
+    }
+
+    /// Every matrix and vector has the shape the configuration implies (a file that lies
+    /// about its shapes gets an error here instead of wrong outputs later).
+    fn check_shapes(&self) -> Result<()> {
+        let c = &self.config;
+        let (h, q_dim, kv_dim) = (c.hidden, c.n_head * c.head_dim, c.n_kv_head * c.head_dim);
+        let ff = self.layers.first().map(|l| l.gate.rows()).unwrap_or(0);
+        let vocab = self.embed.rows();
+        let mut bad = Vec::new();
+        let mut want = |what: String, got: (usize, usize), expected: (usize, usize)| {
+            if got != expected {
+                bad.push(format!("{what} is {got:?}, expected {expected:?}"));
+            }
+        };
+        want("token_embd".into(), (self.embed.rows(), self.embed.cols()), (vocab, h));
+        if let Some(o) = &self.output {
+            want("output".into(), (o.rows(), o.cols()), (vocab, h));
+        }
+        want("output_norm".into(), (self.norm.len(), 1), (h, 1));
+        for (i, l) in self.layers.iter().enumerate() {
+            for (name, m, shape) in [
+                ("attn_q", &l.wq, (q_dim, h)),
+                ("attn_k", &l.wk, (kv_dim, h)),
+                ("attn_v", &l.wv, (kv_dim, h)),
+                ("attn_output", &l.wo, (h, q_dim)),
+                ("ffn_gate", &l.gate, (ff, h)),
+                ("ffn_up", &l.up, (ff, h)),
+                ("ffn_down", &l.down, (h, ff)),
+            ] {
+                want(format!("blk.{i}.{name}"), (m.rows(), m.cols()), shape);
+            }
+            for (name, v, len) in [("attn_q.bias", &l.bq, q_dim), ("attn_k.bias", &l.bk, kv_dim), ("attn_v.bias", &l.bv, kv_dim), ("attn_norm", &l.attn_norm, h), ("ffn_norm", &l.ffn_norm, h)] {
+                want(format!("blk.{i}.{name}"), (v.len(), 1), (len, 1));
+            }
+        }
+        match bad.first() {
+            None => Ok(()),
+            Some(first) => candle_core::bail!("unexpected tensor shape: {first}"),
+        }
+    }
+
+    pub fn config(&self) -> &Qwen2Config {
+        &self.config
+    }
+
+    pub fn cached_len(&self) -> usize {
+        self.len
+    }
+
+    pub fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
+    /// Bytes of weights held (the model's whole resident size but for caches and buffers).
+    pub fn weight_bytes(&self) -> usize {
+        let layers: usize = self
+            .layers
+            .iter()
+            .map(|l| [&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down].iter().map(|m| m.size_in_bytes()).sum::<usize>())
+            .sum();
+        layers + self.embed.size_in_bytes() + self.output.as_ref().map_or(0, |o| o.size_in_bytes())
+    }
+
+    /// Runs `tokens` at positions `cached_len()..`, caches them and returns the logits of
+    /// the last one, shape `(vocab,)`.
+    pub fn forward(&mut self, tokens: &[u32]) -> Result<Tensor> {
+        let m = tokens.len();
+        if m == 0 {
+            candle_core::bail!("forward on no tokens");
+        }
+        let pos = self.len;
+        if pos + m > self.config.context_length {
+            candle_core::bail!("{} positions exceed the context length {}", pos + m, self.config.context_length);
+        }
+        let vocab = self.embed.rows();
+        if let Some(&bad) = tokens.iter().find(|&&t| t as usize >= vocab) {
+            candle_core::bail!("token id {bad} is outside the vocabulary ({vocab})");
+        }
+        let c = self.config.clone();
+        let h = c.hidden;
+        let s = &mut self.scratch;
+        s.x.resize(m * h, 0.0);
+        for (row, &t) in s.x.chunks_exact_mut(h).zip(tokens) {
+            self.embed.dequantize_row(t as usize, row);
+        }
+        let (cos, sin) = rope_tables(&self.inv_freq, pos, m);
+        for layer in &mut self.layers {
+            layer_forward(&self.pool, &c, layer, s, pos, m, &cos, &sin)?;
+        }
+        self.len = pos + m;
+
+        // Only the last position goes through the vocabulary projection.
+        let last = s.x.get((m - 1) * h..m * h).unwrap_or_default().to_vec();
+        s.h.resize(h, 0.0);
+        rms_norm(&last, &self.norm, c.rms_eps as f32, &mut s.h);
+        let output = self.output.as_ref().unwrap_or(&self.embed);
+        let mut logits = vec![0f32; vocab];
+        matmul(&self.pool, &mut [(output, &mut logits[..], None)], &s.h, 1, &mut s.q8_0, &mut s.q8k)?;
+        Tensor::from_vec(logits, vocab, &Device::Cpu)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn layer_forward(pool: &Pool, c: &Qwen2Config, l: &mut Layer, s: &mut Scratch, pos: usize, m: usize, cos: &[f32], sin: &[f32]) -> Result<()> {
+    let h = c.hidden;
+    let (q_dim, kv_dim) = (c.n_head * c.head_dim, c.n_kv_head * c.head_dim);
+    let ff = l.gate.rows();
+    s.h.resize(m * h, 0.0);
+    for (src, dst) in s.x.chunks_exact(h).zip(s.h.chunks_exact_mut(h)) {
+        rms_norm(src, &l.attn_norm, c.rms_eps as f32, dst);
+    }
+    s.q.resize(m * q_dim, 0.0);
+    s.k.resize(m * kv_dim, 0.0);
+    s.v.resize(m * kv_dim, 0.0);
+    matmul(
+        pool,
+        &mut [(&l.wq, &mut s.q[..], Some(&l.bq[..])), (&l.wk, &mut s.k[..], Some(&l.bk[..])), (&l.wv, &mut s.v[..], Some(&l.bv[..]))],
+        &s.h,
+        m,
+        &mut s.q8_0,
+        &mut s.q8k,
+    )?;
+    for t in 0..m {
+        let (cos_t, sin_t) = (&cos[t * c.head_dim / 2..(t + 1) * c.head_dim / 2], &sin[t * c.head_dim / 2..(t + 1) * c.head_dim / 2]);
+        for head in s.q[t * q_dim..(t + 1) * q_dim].chunks_exact_mut(c.head_dim) {
+            rope(head, cos_t, sin_t);
+        }
+        for head in s.k[t * kv_dim..(t + 1) * kv_dim].chunks_exact_mut(c.head_dim) {
+            rope(head, cos_t, sin_t);
+        }
+    }
+    append_cache(&mut l.k_cache, pos, kv_dim, &s.k[..m * kv_dim]);
+    append_cache(&mut l.v_cache, pos, kv_dim, &s.v[..m * kv_dim]);
+    s.attn.resize(m * q_dim, 0.0);
+    attention(pool, c, &s.q, &l.k_cache, &l.v_cache, pos, m, &mut s.attn)?;
+    s.out.resize(m * h, 0.0);
+    matmul(pool, &mut [(&l.wo, &mut s.out[..], None)], &s.attn, m, &mut s.q8_0, &mut s.q8k)?;
+    for (x, o) in s.x.iter_mut().zip(&s.out) {
+        *x += o;
+    }
+
+    for (src, dst) in s.x.chunks_exact(h).zip(s.h.chunks_exact_mut(h)) {
+        rms_norm(src, &l.ffn_norm, c.rms_eps as f32, dst);
+    }
+    s.gate.resize(m * ff, 0.0);
+    s.up.resize(m * ff, 0.0);
+    matmul(pool, &mut [(&l.gate, &mut s.gate[..], None), (&l.up, &mut s.up[..], None)], &s.h, m, &mut s.q8_0, &mut s.q8k)?;
+    for (g, u) in s.gate.iter_mut().zip(&s.up) {
+        // candle's silu: x / (1 + e^-x), then times up.
+        *g = *g / (1.0 + (-*g).exp()) * u;
+    }
+    matmul(pool, &mut [(&l.down, &mut s.out[..], None)], &s.gate, m, &mut s.q8_0, &mut s.q8k)?;
+    for (x, o) in s.x.iter_mut().zip(&s.out) {
+        *x += o;
+    }
+    Ok(())
+}
+
+/// Writes `m` rows of `width` values at positions `pos..pos + m`, dropping anything cached
+/// past `pos` and growing the buffer in steps of [`CACHE_STEP`] positions.
+fn append_cache(cache: &mut Vec<f32>, pos: usize, width: usize, rows: &[f32]) {
+    cache.truncate(pos * width);
+    let needed = cache.len() + rows.len();
+    if needed > cache.capacity() {
+        let positions = needed.div_ceil(width.max(1)).next_multiple_of(CACHE_STEP);
+        cache.reserve_exact(positions * width - cache.len());
+    }
+    cache.extend_from_slice(rows);
+}
+
+/// candle's fused RMSNorm: `x / sqrt(mean(x²) + eps) * w`.
+fn rms_norm(x: &[f32], w: &[f32], eps: f32, out: &mut [f32]) {
+    let sum2: f32 = x.iter().map(|v| v * v).sum();
+    let norm = (sum2 / x.len() as f32 + eps).sqrt();
+    for ((o, &v), &a) in out.iter_mut().zip(x).zip(w) {
+        *o = v / norm * a;
+    }
+}
+
+/// cos and sin of `position * inv_freq[i]` for positions `pos..pos + m`, `(m, head_dim / 2)`.
+fn rope_tables(inv_freq: &[f32], pos: usize, m: usize) -> (Vec<f32>, Vec<f32>) {
+    let angles: Vec<f32> = (pos..pos + m).flat_map(|p| inv_freq.iter().map(move |&f| p as f32 * f)).collect();
+    (angles.iter().map(|a| a.cos()).collect(), angles.iter().map(|a| a.sin()).collect())
+}
+
+/// Rotary embedding on one head: the first and second halves are the pair's two parts.
+fn rope(head: &mut [f32], cos: &[f32], sin: &[f32]) {
+    let half = head.len() / 2;
+    let (a, b) = head.split_at_mut(half);
+    for (((x1, x2), &c), &s) in a.iter_mut().zip(b.iter_mut()).zip(cos).zip(sin) {
+        let (v1, v2) = (*x1, *x2);
+        *x1 = v1 * c - v2 * s;
+        *x2 = v1 * s + v2 * c;
+    }
+}
+
+/// Products of the `m` rows of `x` with several matrices in one parallel step:
+/// `out[t * rows + j] = dot(x row t, weight row j) (+ bias[j])`.
+fn matmul(
+    pool: &Pool,
+    items: &mut [(&QuantMatrix, &mut [f32], Option<&[f32]>)],
+    x: &[f32],
+    m: usize,
+    q8_0: &mut QuantInput,
+    q8k: &mut QuantInput,
+) -> Result<()> {
+    let Some(cols) = items.first().map(|(w, _, _)| w.cols()) else { return Ok(()) };
+    let x = x.get(..m * cols).ok_or_else(|| candle_core::Error::Msg("matmul input shorter than its shape".into()))?;
+    if items.iter().any(|(w, out, _)| w.cols() != cols || out.len() < m * w.rows()) {
+        candle_core::bail!("matmul operands disagree in shape");
+    }
+    if items.iter().any(|(w, _, _)| w.input_kind() == InputKind::Q8_0) {
+        q8_0.quantize(InputKind::Q8_0, x, m, cols);
+    }
+    if items.iter().any(|(w, _, _)| w.input_kind() == InputKind::Q8K) {
+        q8k.quantize(InputKind::Q8K, x, m, cols);
+    }
+    // Chunks of rows: enough of them for the threads to balance, each big enough that
+    // claiming it costs little next to its work.
+    let work_per_row = cols * m;
+    let rows_per_chunk = (32_768 / work_per_row.max(1)).clamp(1, 512);
+    let mut chunks = Vec::new();
+    for (i, (w, _, _)) in items.iter().enumerate() {
+        let mut start = 0;
+        while start < w.rows() {
+            let end = (start + rows_per_chunk).min(w.rows());
+            chunks.push((i, start..end));
+            start = end;
+        }
+    }
+    let outs: Vec<(SharedOut, usize, Option<&[f32]>)> = items.iter_mut().map(|(w, out, bias)| (SharedOut::new(out), w.rows(), *bias)).collect();
+    let (q8_0, q8k) = (&*q8_0, &*q8k);
+    let weights: Vec<&QuantMatrix> = items.iter().map(|(w, _, _)| *w).collect();
+    pool.run(chunks.len(), &|c| {
+        let Some((i, range)) = chunks.get(c) else { return };
+        let (Some(w), Some(&(out, n, bias))) = (weights.get(*i), outs.get(*i)) else { return };
+        let input = if w.input_kind() == InputKind::Q8_0 { q8_0 } else { q8k };
+        let mut local = vec![0f32; range.len() * m];
+        w.dot_rows(range.clone(), input, &mut local);
+        for (j, col) in range.clone().zip(local.chunks_exact(m)) {
+            let b = bias.and_then(|b| b.get(j)).copied().unwrap_or(0.0);
+            for (t, &v) in col.iter().enumerate() {
+                // SAFETY: chunk ranges of one matrix are disjoint, so index t * n + j is
+                // written by this chunk only; `out` outlives the step.
+                if let Some(o) = unsafe { out.slice(t * n + j..t * n + j + 1) }.first_mut() {
+                    *o = v + b;
+                }
+            }
+        }
+    })
+    .map_err(|e| candle_core::Error::Msg(e.to_string()))
+}
+
+/// Causal grouped-query attention for `m` queries at positions `pos..pos + m` over the
+/// cached keys and values; one chunk per (query, head).
+#[allow(clippy::too_many_arguments)]
+fn attention(pool: &Pool, c: &Qwen2Config, q: &[f32], k_cache: &[f32], v_cache: &[f32], pos: usize, m: usize, out: &mut [f32]) -> Result<()> {
+    let (hd, n_head) = (c.head_dim, c.n_head);
+    let kv_dim = c.n_kv_head * hd;
+    let n_rep = n_head / c.n_kv_head.max(1);
+    let scale = 1.0 / (hd as f32).sqrt();
+    let shared = SharedOut::new(out);
+    pool.run(m * n_head, &|i| {
+        let (t, head) = (i / n_head, i % n_head);
+        let kv_head = head / n_rep;
+        let Some(qv) = q.get(t * n_head * hd + head * hd..t * n_head * hd + (head + 1) * hd) else { return };
+        let seen = pos + t + 1;
+        let mut scores: Vec<f32> = (0..seen)
+            .map(|p| {
+                let kv = k_cache.get(p * kv_dim + kv_head * hd..p * kv_dim + (kv_head + 1) * hd).unwrap_or_default();
+                dot(qv, kv) * scale
+            })
+            .collect();
+        let max = scores.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+        let mut sum = 0f32;
+        for s in scores.iter_mut() {
+            *s = (*s - max).exp();
+            sum += *s;
+        }
+        // SAFETY: each (query, head) chunk writes its own head_dim values.
+        let dst = unsafe { shared.slice(t * n_head * hd + head * hd..t * n_head * hd + (head + 1) * hd) };
+        dst.fill(0.0);
+        for (p, &w) in scores.iter().enumerate() {
+            let vv = v_cache.get(p * kv_dim + kv_head * hd..p * kv_dim + (kv_head + 1) * hd).unwrap_or_default();
+            for (d, &v) in dst.iter_mut().zip(vv) {
+                *d += w * v;
+            }
+        }
+        for d in dst.iter_mut() {
+            *d /= sum;
+        }
+    })
+    .map_err(|e| candle_core::Error::Msg(e.to_string()))
+}
+
+/// f32 dot product in eight running sums (vectorizes).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let mut ac = a.chunks_exact(8);
+    let mut bc = b.chunks_exact(8);
+    for (x, y) in (&mut ac).zip(&mut bc) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    let mut sum: f32 = acc.iter().sum();
+    for (x, y) in ac.remainder().iter().zip(bc.remainder()) {
+        sum += x * y;
+    }
+    sum
+}
