@@ -65,6 +65,10 @@ pub struct QuantInput {
     /// Per Q8_0 block the sum of its values (the SIMD kernels take weight offsets out
     /// with it).
     q8_0_sums: Vec<i32>,
+    /// Scales and sums of each group of four rows interleaved per block (`[4 * b + t]`),
+    /// so the four-row kernels load them with one vector load.
+    q8_0_scales4: Vec<f32>,
+    q8_0_sums4: Vec<i32>,
     q8k: Vec<BlockQ8K>,
 }
 
@@ -197,7 +201,13 @@ mod simd {
     /// Runs the kernels of `isa`; false when there are none for this case.
     pub(super) fn dot_rows(isa: Option<Isa>, w: &QuantMatrix, rows: Range<usize>, x: &QuantInput, out: &mut [f32]) -> bool {
         let Some(isa) = isa else { return false };
-        let q8_0 = x86::Input::Q8_0(x86::Q8_0Rows { values: &x.q8_0_values, scales: &x.q8_0_scales, sums: &x.q8_0_sums });
+        let q8_0 = x86::Input::Q8_0(x86::Q8_0Rows {
+            values: &x.q8_0_values,
+            scales: &x.q8_0_scales,
+            sums: &x.q8_0_sums,
+            scales4: &x.q8_0_scales4,
+            sums4: &x.q8_0_sums4,
+        });
         let (ty, bytes, input) = match &w.blocks {
             Blocks::Q8_0(b) => (x86::WeightType::Q8_0, as_bytes(b), q8_0),
             Blocks::Q5_0(b) => (x86::WeightType::Q5_0, as_bytes(b), q8_0),
@@ -267,8 +277,20 @@ impl QuantInput {
                     self.q8_0_values.extend(values.clone());
                     self.q8_0_sums.push(values.map(i32::from).sum());
                 }
+                interleave4(&self.q8_0_scales, m, cols / 32, &mut self.q8_0_scales4);
+                interleave4(&self.q8_0_sums, m, cols / 32, &mut self.q8_0_sums4);
             }
             InputKind::Q8K => quantize_into(&mut self.q8k, x, m, cols),
+        }
+    }
+}
+
+/// Per group of four rows of `nb` values, the rows' values side by side: `[4 * b + t]`.
+fn interleave4<T: Copy>(src: &[T], m: usize, nb: usize, dst: &mut Vec<T>) {
+    dst.clear();
+    for group in src.chunks_exact(4 * nb.max(1)).take(m / 4) {
+        for b in 0..nb {
+            dst.extend(group.iter().skip(b).step_by(nb.max(1)));
         }
     }
 }

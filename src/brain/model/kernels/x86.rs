@@ -59,6 +59,16 @@ pub(super) struct Q8_0Rows<'a> {
     pub values: &'a [i8],
     pub scales: &'a [f32],
     pub sums: &'a [i32],
+    /// Per group of four rows and block, the four rows' scales and sums side by side.
+    pub scales4: &'a [f32],
+    pub sums4: &'a [i32],
+}
+
+/// `N` Q8_0 input rows for one kernel call: values, block scales and block sums.
+pub(super) struct Rows32<const N: usize> {
+    values: [*const i8; N],
+    scales: [*const f32; N],
+    sums: [*const i32; N],
 }
 
 /// Weight type of a kernel.
@@ -100,7 +110,12 @@ pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Ra
     let row_bytes = nb * block_bytes;
     let inputs_fit = match (ty, x) {
         (WeightType::Q8_0 | WeightType::Q5_0, Input::Q8_0(x)) => {
-            x.values.len() >= m * cols && x.scales.len() >= m * nb && x.sums.len() >= m * nb
+            let grouped = m / 4 * 4 * nb;
+            x.values.len() >= m * cols
+                && x.scales.len() >= m * nb
+                && x.sums.len() >= m * nb
+                && x.scales4.len() >= grouped
+                && x.sums4.len() >= grouped
         }
         (WeightType::Q4K | WeightType::Q6K, Input::Q8K(x)) => x.len() >= m * nb * Q8K_BYTES,
         _ => false,
@@ -114,7 +129,7 @@ pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Ra
         let mut t = 0;
         for out4 in &mut groups {
             // SAFETY: j < rows.end and t + 3 < m, checked against the slice sizes above.
-            out4.copy_from_slice(unsafe { &kernel.dot::<4>(j, t) });
+            out4.copy_from_slice(unsafe { &kernel.dot4(j, t) });
             t += 4;
         }
         for o in groups.into_remainder() {
@@ -137,6 +152,30 @@ struct Kernel<'a> {
 }
 
 impl Kernel<'_> {
+    /// Weight row `j` with input rows `t..t + 4`, `t` a multiple of 4.
+    ///
+    /// # Safety
+    /// As [`Self::dot`].
+    #[inline]
+    unsafe fn dot4(&self, j: usize, t: usize) -> [f32; 4] {
+        let Input::Q8_0(x) = self.x else { return self.dot::<4>(j, t) };
+        let w = self.w.as_ptr().add(j * self.row_bytes);
+        let (nb, cols) = (self.nb, self.nb * QK8_0);
+        let rows = Rows32::<4> {
+            values: std::array::from_fn(|i| x.values.as_ptr().add((t + i) * cols)),
+            scales: std::array::from_fn(|i| x.scales.as_ptr().add((t + i) * nb)),
+            sums: std::array::from_fn(|i| x.sums.as_ptr().add((t + i) * nb)),
+        };
+        // Group t / 4 of the interleaved copies starts at 4 * nb * (t / 4) = nb * t.
+        let (scales4, sums4) = (x.scales4.as_ptr().add(nb * t), x.sums4.as_ptr().add(nb * t));
+        match (self.isa, self.ty) {
+            (Isa::Avx2, WeightType::Q5_0) => avx2::row32x4::<true>(w, nb, rows, scales4, sums4),
+            (Isa::Vnni, WeightType::Q5_0) => vnni::row32x4::<true>(w, nb, rows, scales4, sums4),
+            (Isa::Avx2, _) => avx2::row32x4::<false>(w, nb, rows, scales4, sums4),
+            (Isa::Vnni, _) => vnni::row32x4::<false>(w, nb, rows, scales4, sums4),
+        }
+    }
+
     /// Weight row `j` with input rows `t..t + N`.
     ///
     /// # Safety
@@ -148,14 +187,16 @@ impl Kernel<'_> {
         match self.x {
             Input::Q8_0(x) => {
                 let cols = nb * QK8_0;
-                let xv: [*const i8; N] = std::array::from_fn(|i| x.values.as_ptr().add((t + i) * cols));
-                let xd: [*const f32; N] = std::array::from_fn(|i| x.scales.as_ptr().add((t + i) * nb));
-                let xs: [*const i32; N] = std::array::from_fn(|i| x.sums.as_ptr().add((t + i) * nb));
+                let rows = Rows32::<N> {
+                    values: std::array::from_fn(|i| x.values.as_ptr().add((t + i) * cols)),
+                    scales: std::array::from_fn(|i| x.scales.as_ptr().add((t + i) * nb)),
+                    sums: std::array::from_fn(|i| x.sums.as_ptr().add((t + i) * nb)),
+                };
                 match (self.isa, self.ty) {
-                    (Isa::Avx2, WeightType::Q5_0) => avx2::q5_0::<N>(w, nb, xv, xd, xs),
-                    (Isa::Vnni, WeightType::Q5_0) => vnni::q5_0::<N>(w, nb, xv, xd, xs),
-                    (Isa::Avx2, _) => avx2::q8_0::<N>(w, nb, xv, xd),
-                    (Isa::Vnni, _) => vnni::q8_0::<N>(w, nb, xv, xd),
+                    (Isa::Avx2, WeightType::Q5_0) => avx2::row32::<true, N>(w, nb, rows),
+                    (Isa::Vnni, WeightType::Q5_0) => vnni::row32::<true, N>(w, nb, rows),
+                    (Isa::Avx2, _) => avx2::row32::<false, N>(w, nb, rows),
+                    (Isa::Vnni, _) => vnni::row32::<false, N>(w, nb, rows),
                 }
             }
             Input::Q8K(x) => {
@@ -195,6 +236,23 @@ mod avx2_ops {
         let bits = _mm256_cmpeq_epi8(_mm256_or_si256(spread, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe)), _mm256_set1_epi64x(-1));
         _mm256_or_si256(nibbles, _mm256_and_si256(bits, _mm256_set1_epi8(0x10)))
     }
+
+    /// Q8_0 weights as `|q|`: with `maddubs` an unsigned 128 + x would overflow its i16
+    /// pair sums, so the sign moves to the input instead ([`q8_0_input`]).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) fn q8_0_unsigned(q: __m256i) -> __m256i {
+        _mm256_sign_epi8(q, q)
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) fn q8_0_input(x: __m256i, q: __m256i) -> __m256i {
+        _mm256_sign_epi8(x, q)
+    }
+
+    /// No offset: the sign trick keeps the products exact.
+    pub(super) const Q8_0_OFFSET_SHIFT: Option<i32> = None;
 }
 
 /// The operations where the instruction sets differ, AVX-512 (VNNI, BW, VL) versions.
@@ -213,6 +271,21 @@ mod vnni_ops {
         // qh is the byte mask itself.
         _mm256_mask_add_epi8(nibbles, qh, nibbles, _mm256_set1_epi8(0x10))
     }
+
+    /// Q8_0 weights as `q + 128` (unsigned); `vpdpbusd` sums in i32, so nothing overflows,
+    /// and `128 * sum(x)` is taken out afterwards.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) fn q8_0_unsigned(q: __m256i) -> __m256i {
+        _mm256_xor_si256(q, _mm256_set1_epi8(0x80u8 as i8))
+    }
+
+    #[inline]
+    pub(super) fn q8_0_input(x: __m256i, _q: __m256i) -> __m256i {
+        x
+    }
+
+    pub(super) const Q8_0_OFFSET_SHIFT: Option<i32> = Some(7);
 }
 
 macro_rules! isa_kernels {
@@ -220,8 +293,8 @@ macro_rules! isa_kernels {
         mod $isa {
             use std::arch::x86_64::*;
 
-            use super::$ops::{add_high_bits, dpbusd};
-            use super::{Q4K_BYTES, Q5_0_BYTES, Q6K_BYTES, Q8_0_BYTES, QK8_0};
+            use super::$ops::{add_high_bits, dpbusd, q8_0_input, q8_0_unsigned, Q8_0_OFFSET_SHIFT};
+            use super::{Rows32, Q4K_BYTES, Q5_0_BYTES, Q6K_BYTES, Q8_0_BYTES, QK8_0};
 
             #[inline]
             #[target_feature(enable = $features)]
@@ -252,96 +325,132 @@ macro_rules! isa_kernels {
                 _mm256_loadu_si256(p as *const __m256i)
             }
 
-            /// Adds Q8_0 block `b` of weight row `w` times input rows `xv` (values) / `xd`
-            /// (scales) to `acc`. `|w| * sign(x, w)` keeps the weight side unsigned.
+            /// Q8_0 (`Q5 = false`) or Q5_0 block `b` of weight row `w`: its scale, its values
+            /// as unsigned bytes for `dpbusd`, and the raw Q8_0 values (for the sign trick).
             #[inline]
             #[target_feature(enable = $features)]
-            unsafe fn q8_0_block<const N: usize>(w: *const u8, b: usize, xv: &[*const i8; N], xd: &[*const f32; N], acc: &mut [__m256; N]) {
-                let blk = w.add(b * Q8_0_BYTES);
-                let dw = f16_at(blk);
-                let q = load(blk.add(2));
-                let aq = _mm256_sign_epi8(q, q);
+            unsafe fn block32<const Q5: bool>(w: *const u8, b: usize) -> (f32, __m256i, __m256i) {
+                if Q5 {
+                    let blk = w.add(b * Q5_0_BYTES);
+                    let qh = std::ptr::read_unaligned(blk.add(2) as *const u32);
+                    let qs = _mm_loadu_si128(blk.add(6) as *const __m128i);
+                    // Values 0..16 are the low nibbles, 16..32 the high ones.
+                    let nibbles = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(qs, 4), qs), _mm256_set1_epi8(0x0F));
+                    let q = add_high_bits(nibbles, qh);
+                    (f16_at(blk), q, q)
+                } else {
+                    let blk = w.add(b * Q8_0_BYTES);
+                    let q = load(blk.add(2));
+                    (f16_at(blk), q8_0_unsigned(q), q)
+                }
+            }
+
+            /// Input values `x` ready for `dpbusd` with [`block32`]'s unsigned weights.
+            #[inline]
+            #[target_feature(enable = $features)]
+            fn input32<const Q5: bool>(x: __m256i, raw: __m256i) -> __m256i {
+                if Q5 {
+                    x
+                } else {
+                    q8_0_input(x, raw)
+                }
+            }
+
+            /// log2 of what each input block sum is multiplied by and subtracted: the offset
+            /// of the unsigned weights (Q5_0: 16; Q8_0: [`Q8_0_OFFSET_SHIFT`]).
+            const fn offset_shift<const Q5: bool>() -> Option<i32> {
+                if Q5 {
+                    Some(4)
+                } else {
+                    Q8_0_OFFSET_SHIFT
+                }
+            }
+
+            /// Adds block `b` of weight row `w` times the `N` input rows to `acc`.
+            #[inline]
+            #[target_feature(enable = $features)]
+            unsafe fn add_block32<const Q5: bool, const N: usize>(w: *const u8, b: usize, x: &Rows32<N>, acc: &mut [__m256; N]) {
+                let (dw, q, raw) = block32::<Q5>(w, b);
                 for t in 0..N {
-                    let x = _mm256_sign_epi8(load(xv[t].add(b * QK8_0) as *const u8), q);
-                    let sumi = dpbusd(_mm256_setzero_si256(), aq, x);
-                    let d = _mm256_set1_ps(dw * *xd[t].add(b));
+                    let offset = match offset_shift::<Q5>() {
+                        Some(shift) => _mm256_zextsi128_si256(_mm_cvtsi32_si128(-(*x.sums[t].add(b) << shift))),
+                        None => _mm256_setzero_si256(),
+                    };
+                    let xq = input32::<Q5>(load(x.values[t].add(b * QK8_0) as *const u8), raw);
+                    let sumi = dpbusd(offset, q, xq);
+                    let d = _mm256_set1_ps(dw * *x.scales[t].add(b));
                     acc[t] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(sumi), acc[t]);
                 }
             }
 
-            /// Q8_0 weight row `w` (`nb` blocks) with `N` input rows.
+            /// Q8_0 / Q5_0 weight row `w` (`nb` blocks) with `N` input rows.
             ///
             /// # Safety
-            /// The features are available; `w` has `nb` blocks, `xv[t]` `nb * 32` values and
-            /// `xd[t]` `nb` scales.
+            /// The features are available; `w` has `nb` blocks, and each input row `nb * 32`
+            /// values, `nb` scales and `nb` sums.
             #[target_feature(enable = $features)]
-            pub(super) unsafe fn q8_0<const N: usize>(w: *const u8, nb: usize, xv: [*const i8; N], xd: [*const f32; N]) -> [f32; N] {
+            pub(super) unsafe fn row32<const Q5: bool, const N: usize>(w: *const u8, nb: usize, x: Rows32<N>) -> [f32; N] {
                 // Two sets of accumulators: one FMA chain per block would wait on its latency.
                 let mut acc0 = [_mm256_setzero_ps(); N];
                 let mut acc1 = [_mm256_setzero_ps(); N];
                 let mut b = 0;
                 while b + 2 <= nb {
-                    q8_0_block(w, b, &xv, &xd, &mut acc0);
-                    q8_0_block(w, b + 1, &xv, &xd, &mut acc1);
+                    add_block32::<Q5, N>(w, b, &x, &mut acc0);
+                    add_block32::<Q5, N>(w, b + 1, &x, &mut acc1);
                     b += 2;
                 }
                 if b < nb {
-                    q8_0_block(w, b, &xv, &xd, &mut acc0);
+                    add_block32::<Q5, N>(w, b, &x, &mut acc0);
                 }
                 std::array::from_fn(|t| hsum(_mm256_add_ps(acc0[t], acc1[t])))
             }
 
-            /// Adds Q5_0 block `b` of weight row `w` times the input rows to `acc`. Weights
-            /// are used as unsigned `0..32`; `-16 * sum(x)` of the block corrects the sum.
+            /// Integer sums of block pair `(w, x)` for four input rows, one per lane of each
+            /// 128-bit half: lane t of the low half plus lane t of the high half is row t's.
             #[inline]
             #[target_feature(enable = $features)]
-            unsafe fn q5_0_block<const N: usize>(
-                w: *const u8,
-                b: usize,
-                xv: &[*const i8; N],
-                xd: &[*const f32; N],
-                xs: &[*const i32; N],
-                acc: &mut [__m256; N],
-            ) {
-                let blk = w.add(b * Q5_0_BYTES);
-                let dw = f16_at(blk);
-                let qh = std::ptr::read_unaligned(blk.add(2) as *const u32);
-                let qs = _mm_loadu_si128(blk.add(6) as *const __m128i);
-                // Values 0..16 are the low nibbles, 16..32 the high ones.
-                let nibbles = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(qs, 4), qs), _mm256_set1_epi8(0x0F));
-                let q = add_high_bits(nibbles, qh);
-                for t in 0..N {
-                    let offset = _mm256_zextsi128_si256(_mm_cvtsi32_si128(-16 * *xs[t].add(b)));
-                    let sumi = dpbusd(offset, q, load(xv[t].add(b * QK8_0) as *const u8));
-                    let d = _mm256_set1_ps(dw * *xd[t].add(b));
-                    acc[t] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(sumi), acc[t]);
-                }
+            unsafe fn four_sums<const Q5: bool>(q: __m256i, raw: __m256i, x: &Rows32<4>, b: usize) -> __m256i {
+                let p: [__m256i; 4] = std::array::from_fn(|t| {
+                    let xq = input32::<Q5>(load(x.values[t].add(b * QK8_0) as *const u8), raw);
+                    dpbusd(_mm256_setzero_si256(), q, xq)
+                });
+                _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]))
             }
 
-            /// Q5_0 weight row `w` (`nb` blocks) with `N` input rows.
+            /// [`row32`] for four input rows whose scales and sums are also stored
+            /// interleaved (`scales4[4 * b + t]`): two blocks' integer sums of all four rows
+            /// are combined into one vector, scaled with one multiply and added with one FMA.
             ///
             /// # Safety
-            /// As [`q8_0`], and `xs[t]` has `nb` block sums.
+            /// As [`row32`], and `scales4` / `sums4` have `4 * nb` values.
             #[target_feature(enable = $features)]
-            pub(super) unsafe fn q5_0<const N: usize>(
-                w: *const u8,
-                nb: usize,
-                xv: [*const i8; N],
-                xd: [*const f32; N],
-                xs: [*const i32; N],
-            ) -> [f32; N] {
-                let mut acc0 = [_mm256_setzero_ps(); N];
-                let mut acc1 = [_mm256_setzero_ps(); N];
+            pub(super) unsafe fn row32x4<const Q5: bool>(w: *const u8, nb: usize, x: Rows32<4>, scales4: *const f32, sums4: *const i32) -> [f32; 4] {
+                let mut acc = _mm256_setzero_ps();
                 let mut b = 0;
                 while b + 2 <= nb {
-                    q5_0_block(w, b, &xv, &xd, &xs, &mut acc0);
-                    q5_0_block(w, b + 1, &xv, &xd, &xs, &mut acc1);
+                    let (d0, q0, raw0) = block32::<Q5>(w, b);
+                    let (d1, q1, raw1) = block32::<Q5>(w, b + 1);
+                    let s0 = four_sums::<Q5>(q0, raw0, &x, b);
+                    let s1 = four_sums::<Q5>(q1, raw1, &x, b + 1);
+                    // Lanes 0..4: block b, rows 0..4; lanes 4..8: block b + 1.
+                    let mut sumi = _mm256_add_epi32(_mm256_permute2x128_si256(s0, s1, 0x20), _mm256_permute2x128_si256(s0, s1, 0x31));
+                    if let Some(shift) = offset_shift::<Q5>() {
+                        let sums = _mm256_loadu_si256(sums4.add(4 * b) as *const __m256i);
+                        sumi = _mm256_sub_epi32(sumi, _mm256_sll_epi32(sums, _mm_cvtsi32_si128(shift)));
+                    }
+                    let dw = _mm256_set_m128(_mm_set1_ps(d1), _mm_set1_ps(d0));
+                    let d = _mm256_mul_ps(dw, _mm256_loadu_ps(scales4.add(4 * b)));
+                    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(sumi), acc);
                     b += 2;
                 }
+                let mut tail = [_mm256_setzero_ps(); 4];
                 if b < nb {
-                    q5_0_block(w, b, &xv, &xd, &xs, &mut acc0);
+                    add_block32::<Q5, 4>(w, b, &x, &mut tail);
                 }
-                std::array::from_fn(|t| hsum(_mm256_add_ps(acc0[t], acc1[t])))
+                let halves = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+                let mut out = [0f32; 4];
+                _mm_storeu_ps(out.as_mut_ptr(), halves);
+                std::array::from_fn(|t| out[t] + hsum(tail[t]))
             }
 
             /// Q4_K's twelve packed scale bytes as (8 scales, 8 mins), 6 bits each
