@@ -134,7 +134,7 @@ pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Ra
         }
         for o in groups.into_remainder() {
             // SAFETY: as above, t < m.
-            *o = unsafe { kernel.dot::<1>(j, t) }[0];
+            *o = unsafe { kernel.dot1(j, t) };
             t += 1;
         }
     }
@@ -152,6 +152,28 @@ struct Kernel<'a> {
 }
 
 impl Kernel<'_> {
+    /// Weight row `j` with input row `t`.
+    ///
+    /// # Safety
+    /// As [`Self::dot`].
+    #[inline]
+    unsafe fn dot1(&self, j: usize, t: usize) -> f32 {
+        let Input::Q8_0(x) = self.x else { return self.dot::<1>(j, t)[0] };
+        let w = self.w.as_ptr().add(j * self.row_bytes);
+        let nb = self.nb;
+        let row = Rows32::<1> {
+            values: [x.values.as_ptr().add(t * nb * QK8_0)],
+            scales: [x.scales.as_ptr().add(t * nb)],
+            sums: [x.sums.as_ptr().add(t * nb)],
+        };
+        match (self.isa, self.ty) {
+            (Isa::Avx2, WeightType::Q5_0) => avx2::row32x1::<true>(w, nb, row),
+            (Isa::Vnni, WeightType::Q5_0) => vnni::row32x1::<true>(w, nb, row),
+            (Isa::Avx2, _) => avx2::row32x1::<false>(w, nb, row),
+            (Isa::Vnni, _) => vnni::row32x1::<false>(w, nb, row),
+        }
+    }
+
     /// Weight row `j` with input rows `t..t + 4`, `t` a multiple of 4.
     ///
     /// # Safety
@@ -403,6 +425,50 @@ macro_rules! isa_kernels {
                     add_block32::<Q5, N>(w, b, &x, &mut acc0);
                 }
                 std::array::from_fn(|t| hsum(_mm256_add_ps(acc0[t], acc1[t])))
+            }
+
+            /// The f16 scales of blocks `b..b + 8` of weight row `w` as f32.
+            #[inline]
+            #[target_feature(enable = $features)]
+            unsafe fn eight_scales<const Q5: bool>(w: *const u8, b: usize) -> __m256 {
+                let size = if Q5 { Q5_0_BYTES } else { Q8_0_BYTES };
+                let d = |i: usize| std::ptr::read_unaligned(w.add((b + i) * size) as *const i16);
+                _mm256_cvtph_ps(_mm_set_epi16(d(7), d(6), d(5), d(4), d(3), d(2), d(1), d(0)))
+            }
+
+            /// [`row32`] for one input row: the integer sums of eight blocks go into one vector
+            /// (lane i: block b + i), which is scaled with one multiply and added with one FMA
+            /// instead of one broadcast, multiply and FMA per block.
+            ///
+            /// # Safety
+            /// As [`row32`].
+            #[target_feature(enable = $features)]
+            pub(super) unsafe fn row32x1<const Q5: bool>(w: *const u8, nb: usize, x: Rows32<1>) -> f32 {
+                let mut acc = _mm256_setzero_ps();
+                let mut b = 0;
+                while b + 8 <= nb {
+                    let p: [__m256i; 8] = std::array::from_fn(|i| {
+                        let (_, q, raw) = block32::<Q5>(w, b + i);
+                        let xq = input32::<Q5>(load(x.values[0].add((b + i) * QK8_0) as *const u8), raw);
+                        dpbusd(_mm256_setzero_si256(), q, xq)
+                    });
+                    let h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
+                    let h1 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7]));
+                    let mut sumi = _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20), _mm256_permute2x128_si256(h0, h1, 0x31));
+                    if let Some(shift) = offset_shift::<Q5>() {
+                        let sums = _mm256_loadu_si256(x.sums[0].add(b) as *const __m256i);
+                        sumi = _mm256_sub_epi32(sumi, _mm256_sll_epi32(sums, _mm_cvtsi32_si128(shift)));
+                    }
+                    let d = _mm256_mul_ps(eight_scales::<Q5>(w, b), _mm256_loadu_ps(x.scales[0].add(b)));
+                    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(sumi), acc);
+                    b += 8;
+                }
+                let mut tail = [_mm256_setzero_ps()];
+                while b < nb {
+                    add_block32::<Q5, 1>(w, b, &x, &mut tail);
+                    b += 1;
+                }
+                hsum(_mm256_add_ps(acc, tail[0]))
             }
 
             /// Integer sums of block pair `(w, x)` for four input rows, one per lane of each
