@@ -2,9 +2,11 @@
 //! CPU forward pass ([`super::cpu_qwen2`]) runs on them.
 //!
 //! Inputs are quantized the way candle and llama.cpp do it (Q8_0 blocks for Q5_0 / Q8_0
-//! weights, Q8_K super-blocks for the K-quants), and each output is the integer dot product
-//! of every block pair scaled and summed in block order, so results match candle's own
-//! `vec_dot` (the tests compare with it). One copy of the weights lives in memory: the
+//! weights, Q8_K super-blocks for the K-quants), and each output is the exact integer dot
+//! product of every block pair, scaled and summed in f32, so results match candle's own
+//! `vec_dot` up to float rounding (the tests compare with it). On x86-64 with AVX2 the
+//! kernels of [`x86`] run (AVX-512 VNNI where the CPU has it, chosen once at run time);
+//! elsewhere candle's `vec_dot` per pair of rows. One copy of the weights lives in memory: the
 //! file's blocks, read straight into typed buffers.
 
 use std::io::Read;

@@ -2,12 +2,14 @@
 //! for [`super::QuantMatrix::dot_rows`].
 //!
 //! The kernels follow ggml's AVX2 ones (`ggml-cpu/arch/x86/quants.c`): per block an exact
-//! integer dot product, scaled and added to float lanes with FMA. Two changes make them
+//! integer dot product, scaled and added to float lanes with FMA. These changes make them
 //! faster than candle's copies of those kernels:
 //! - each loaded and unpacked weight block is used for up to four input rows (prefill);
 //! - signed offsets are taken out of the integer products with the input's precomputed block
 //!   sums (`-16` of Q5_0, `-32` of Q6_K), so weights stay unsigned and need no sign tricks;
-//! - with AVX-512 VNNI, `vpdpbusd` does the u8 × i8 multiply-add in one instruction.
+//! - with AVX-512 VNNI, `vpdpbusd` does the u8 × i8 multiply-add in one instruction;
+//! - for Q8_0 / Q5_0 the integer sums of several blocks (eight of one input row, or two of
+//!   four rows) share one vector, so the per-block scale costs one lane, not a broadcast.
 //!
 //! The code of both instruction sets is one macro body compiled twice with different
 //! `target_feature`s; only [`avx2_ops`] / [`vnni_ops`] differ.
@@ -31,24 +33,27 @@ pub(crate) enum Isa {
 }
 
 impl Isa {
-    /// Whether this CPU runs kernels of `self`.
+    /// Whether this CPU runs kernels of `self` (detected once: `dot_rows` asks per call).
     pub(crate) fn available(self) -> bool {
-        let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") && is_x86_feature_detected!("f16c");
+        static AVAILABLE: OnceLock<(bool, bool)> = OnceLock::new();
+        let (avx2, vnni) = *AVAILABLE.get_or_init(|| {
+            let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") && is_x86_feature_detected!("f16c");
+            let vnni = avx2
+                && is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("avx512bw")
+                && is_x86_feature_detected!("avx512vl")
+                && is_x86_feature_detected!("avx512vnni");
+            (avx2, vnni)
+        });
         match self {
             Isa::Avx2 => avx2,
-            Isa::Vnni => {
-                avx2 && is_x86_feature_detected!("avx512f")
-                    && is_x86_feature_detected!("avx512bw")
-                    && is_x86_feature_detected!("avx512vl")
-                    && is_x86_feature_detected!("avx512vnni")
-            }
+            Isa::Vnni => vnni,
         }
     }
 
-    /// The best set this CPU has, detected once (`None`: no AVX2, use the portable code).
+    /// The best set this CPU has (`None`: no AVX2, use the portable code).
     pub(crate) fn best() -> Option<Isa> {
-        static BEST: OnceLock<Option<Isa>> = OnceLock::new();
-        *BEST.get_or_init(|| [Isa::Vnni, Isa::Avx2].into_iter().find(|isa| isa.available()))
+        [Isa::Vnni, Isa::Avx2].into_iter().find(|isa| isa.available())
     }
 }
 
@@ -120,7 +125,7 @@ pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Ra
         (WeightType::Q4K | WeightType::Q6K, Input::Q8K(x)) => x.len() >= m * nb * Q8K_BYTES,
         _ => false,
     };
-    if !inputs_fit || !isa.available() || cols % block != 0 || w.len() < rows.end * row_bytes || out.len() < rows.len() * m {
+    if !inputs_fit || !isa.available() || cols % block != 0 || w.len() < rows.end.saturating_mul(row_bytes) || out.len() < rows.len().saturating_mul(m) {
         return false;
     }
     let kernel = Kernel { isa, ty, w, nb, row_bytes, x };
