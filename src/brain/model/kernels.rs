@@ -2,9 +2,11 @@
 //! CPU forward pass ([`super::cpu_qwen2`]) runs on them.
 //!
 //! Inputs are quantized the way candle and llama.cpp do it (Q8_0 blocks for Q5_0 / Q8_0
-//! weights, Q8_K super-blocks for the K-quants), and each output is the integer dot product
-//! of every block pair scaled and summed in block order, so results match candle's own
-//! `vec_dot` (the tests compare with it). One copy of the weights lives in memory: the
+//! weights, Q8_K super-blocks for the K-quants), and each output is the exact integer dot
+//! product of every block pair, scaled and summed in f32, so results match candle's own
+//! `vec_dot` up to float rounding (the tests compare with it). On x86-64 with AVX2 the
+//! kernels of [`x86`] run (AVX-512 VNNI where the CPU has it, chosen once at run time);
+//! elsewhere candle's `vec_dot` per pair of rows. One copy of the weights lives in memory: the
 //! file's blocks, read straight into typed buffers.
 
 use std::io::Read;
@@ -14,6 +16,9 @@ use candle_core::quantized::k_quants::{BlockQ4K, BlockQ5_0, BlockQ6K, BlockQ8K, 
 use candle_core::quantized::GgmlDType;
 
 use super::q5_0;
+
+#[cfg(target_arch = "x86_64")]
+mod x86;
 
 #[derive(Debug, thiserror::Error)]
 pub enum KernelError {
@@ -59,6 +64,13 @@ pub struct QuantInput {
     /// The Q8_0 blocks split: each block's scale as f32, and all values in a row.
     q8_0_scales: Vec<f32>,
     q8_0_values: Vec<i8>,
+    /// Per Q8_0 block the sum of its values (the SIMD kernels take weight offsets out
+    /// with it).
+    q8_0_sums: Vec<i32>,
+    /// Scales and sums of each group of four rows interleaved per block (`[4 * b + t]`),
+    /// so the four-row kernels load them with one vector load.
+    q8_0_scales4: Vec<f32>,
+    q8_0_sums4: Vec<i32>,
     q8k: Vec<BlockQ8K>,
 }
 
@@ -157,16 +169,70 @@ impl QuantMatrix {
     /// `x` must be quantized for [`Self::input_kind`] with `cols` columns; rows out of
     /// range, or a short `out`, leave the affected outputs untouched.
     pub fn dot_rows(&self, rows: Range<usize>, x: &QuantInput, out: &mut [f32]) {
+        self.dot_rows_on(simd::best(), rows, x, out)
+    }
+
+    /// [`Self::dot_rows`] on the given kernels (`None`: the portable code).
+    fn dot_rows_on(&self, isa: Option<simd::Isa>, rows: Range<usize>, x: &QuantInput, out: &mut [f32]) {
         if x.cols != self.cols || x.kind != Some(self.input_kind()) {
             return;
         }
         let rows = rows.start..rows.end.min(self.rows);
+        if rows.is_empty() || simd::dot_rows(isa, self, rows.clone(), x, out) {
+            return;
+        }
         match &self.blocks {
             Blocks::Q4K(b) => dot_generic(b, self.cols, rows, &x.q8k, x.m, out),
             Blocks::Q6K(b) => dot_generic(b, self.cols, rows, &x.q8k, x.m, out),
             Blocks::Q8_0(b) => dot_generic(b, self.cols, rows, &x.q8_0, x.m, out),
             Blocks::Q5_0(b) => q5_0::dot_rows(as_bytes(b), self.cols, rows, &x.q8_0_scales, &x.q8_0_values, x.m, out),
         }
+    }
+}
+
+/// The SIMD kernels where the target has them; elsewhere a stand-in that has none.
+#[cfg(target_arch = "x86_64")]
+mod simd {
+    use super::{as_bytes, x86, Blocks, QuantInput, QuantMatrix, Range};
+    pub(super) use x86::Isa;
+
+    pub(super) fn best() -> Option<Isa> {
+        Isa::best()
+    }
+
+    /// Runs the kernels of `isa`; false when there are none for this case.
+    pub(super) fn dot_rows(isa: Option<Isa>, w: &QuantMatrix, rows: Range<usize>, x: &QuantInput, out: &mut [f32]) -> bool {
+        let Some(isa) = isa else { return false };
+        let q8_0 = x86::Input::Q8_0(x86::Q8_0Rows {
+            values: &x.q8_0_values,
+            scales: &x.q8_0_scales,
+            sums: &x.q8_0_sums,
+            scales4: &x.q8_0_scales4,
+            sums4: &x.q8_0_sums4,
+        });
+        let (ty, bytes, input) = match &w.blocks {
+            Blocks::Q8_0(b) => (x86::WeightType::Q8_0, as_bytes(b), q8_0),
+            Blocks::Q5_0(b) => (x86::WeightType::Q5_0, as_bytes(b), q8_0),
+            Blocks::Q4K(b) => (x86::WeightType::Q4K, as_bytes(b), x86::Input::Q8K(as_bytes(&x.q8k))),
+            Blocks::Q6K(b) => (x86::WeightType::Q6K, as_bytes(b), x86::Input::Q8K(as_bytes(&x.q8k))),
+        };
+        x86::dot_rows(isa, ty, bytes, w.cols, rows, input, x.m, out)
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+mod simd {
+    use super::{QuantInput, QuantMatrix, Range};
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(super) enum Isa {}
+
+    pub(super) fn best() -> Option<Isa> {
+        None
+    }
+
+    pub(super) fn dot_rows(_: Option<Isa>, _: &QuantMatrix, _: Range<usize>, _: &QuantInput, _: &mut [f32]) -> bool {
+        false
     }
 }
 
@@ -206,12 +272,27 @@ impl QuantInput {
                 // Split each 34-byte block (f16 scale, 32 values) for the Q5_0 kernel.
                 self.q8_0_scales.clear();
                 self.q8_0_values.clear();
+                self.q8_0_sums.clear();
                 for block in as_bytes(&self.q8_0).chunks_exact(34) {
                     self.q8_0_scales.push(half::f16::from_le_bytes([block[0], block[1]]).to_f32());
-                    self.q8_0_values.extend(block[2..].iter().map(|&b| b as i8));
+                    let values = block.get(2..).unwrap_or_default().iter().map(|&b| b as i8);
+                    self.q8_0_values.extend(values.clone());
+                    self.q8_0_sums.push(values.map(i32::from).sum());
                 }
+                interleave4(&self.q8_0_scales, m, cols / 32, &mut self.q8_0_scales4);
+                interleave4(&self.q8_0_sums, m, cols / 32, &mut self.q8_0_sums4);
             }
             InputKind::Q8K => quantize_into(&mut self.q8k, x, m, cols),
+        }
+    }
+}
+
+/// Per group of four rows of `nb` values, the rows' values side by side: `[4 * b + t]`.
+fn interleave4<T: Copy>(src: &[T], m: usize, nb: usize, dst: &mut Vec<T>) {
+    dst.clear();
+    for group in src.chunks_exact(4 * nb.max(1)).take(m / 4) {
+        for b in 0..nb {
+            dst.extend(group.iter().skip(b).step_by(nb.max(1)));
         }
     }
 }
@@ -289,6 +370,176 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Bytes of `n` random blocks of `dtype` with every f16 scale set to `scale`, so all
+    /// bit patterns of the quantized values occur (extremes that quantizing never makes).
+    fn random_blocks(dtype: GgmlDType, n: usize, seed: u64, scale: half::f16) -> Vec<u8> {
+        let (size, scale_offsets): (usize, &[usize]) = match dtype {
+            GgmlDType::Q8_0 => (34, &[0]),
+            GgmlDType::Q5_0 => (22, &[0]),
+            GgmlDType::Q4K => (144, &[0, 2]),
+            GgmlDType::Q6K => (210, &[208]),
+            other => panic!("no random blocks of {other:?}"),
+        };
+        let mut s = seed | 1;
+        let mut bytes: Vec<u8> = (0..n * size)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                (s >> 24) as u8
+            })
+            .collect();
+        for block in bytes.chunks_exact_mut(size) {
+            for &o in scale_offsets {
+                block[o..o + 2].copy_from_slice(&scale.to_le_bytes());
+            }
+        }
+        bytes
+    }
+
+    fn random_matrix(dtype: GgmlDType, rows: usize, cols: usize, seed: u64) -> QuantMatrix {
+        let bytes = random_blocks(dtype, rows * cols / dtype.block_size(), seed, half::f16::from_f32(0.01));
+        QuantMatrix::read(dtype, rows, cols, &mut bytes.as_slice()).unwrap()
+    }
+
+    /// `w.dot_rows_on(isa)` against candle's plain dot for weight rows `range` and `m`
+    /// input rows; outputs outside the range must stay untouched.
+    fn check_path(w: &QuantMatrix, isa: Option<simd::Isa>, range: Range<usize>, m: usize, seed: u64) {
+        let cols = w.cols();
+        let x = values(m * cols, seed);
+        let mut input = QuantInput::new();
+        input.quantize(w.input_kind(), &x, m, cols);
+        let mut out = vec![f32::NAN; (range.len() + 1) * m];
+        if isa.is_some() {
+            // The SIMD kernels themselves, not a silent fall-back to the portable code.
+            assert!(simd::dot_rows(isa, w, range.clone(), &input, &mut out), "{isa:?} refused {:?}", w.dtype());
+        } else {
+            w.dot_rows_on(isa, range.clone(), &input, &mut out);
+        }
+        let want = match &w.blocks {
+            Blocks::Q4K(b) => reference(b, &x, w.rows(), cols, m),
+            Blocks::Q6K(b) => reference(b, &x, w.rows(), cols, m),
+            Blocks::Q5_0(b) => reference(b, &x, w.rows(), cols, m),
+            Blocks::Q8_0(b) => reference(b, &x, w.rows(), cols, m),
+        };
+        let dtype = w.dtype();
+        for (i, (a, b)) in out.iter().zip(&want[range.start * m..range.end * m]).enumerate() {
+            let tol = 1e-4 * b.abs().max(1.0);
+            assert!((a - b).abs() <= tol, "{dtype:?} {isa:?} cols={cols} m={m} rows={range:?} output {i}: {a} vs {b}");
+        }
+        assert!(out[range.len() * m..].iter().all(|v| v.is_nan()), "{dtype:?} {isa:?}: wrote past the range");
+    }
+
+    /// The kernels this CPU can run, the portable code included.
+    fn paths() -> Vec<Option<simd::Isa>> {
+        #[cfg(target_arch = "x86_64")]
+        let simd = [x86::Isa::Avx2, x86::Isa::Vnni].into_iter().filter(|isa| isa.available()).map(Some).collect();
+        #[cfg(not(target_arch = "x86_64"))]
+        let simd = Vec::new();
+        [vec![None], simd].concat()
+    }
+
+    /// Every kernel against candle's plain dot: the model shapes' column counts (896 = 28
+    /// Q8_0 blocks, 4864 = 19 super-blocks), odd and even block counts, m = 1, the group
+    /// of four and remainders, full and partial row ranges.
+    #[test]
+    fn every_path_matches_candles_reference_dot() {
+        let cases = [
+            (GgmlDType::Q8_0, 896),
+            (GgmlDType::Q8_0, 32 * 3),
+            (GgmlDType::Q5_0, 896),
+            (GgmlDType::Q5_0, 32 * 3),
+            (GgmlDType::Q4K, 4864),
+            (GgmlDType::Q4K, 256),
+            (GgmlDType::Q6K, 4864),
+            (GgmlDType::Q6K, 256 * 2),
+        ];
+        for (dtype, cols) in cases {
+            let w = matrix(dtype, 9, cols, 5);
+            for isa in paths() {
+                for m in [1, 2, 3, 4, 5, 7, 16] {
+                    check_path(&w, isa, 0..9, m, 100 + m as u64);
+                    check_path(&w, isa, 2..7, m, 200 + m as u64);
+                }
+            }
+        }
+    }
+
+    /// Weights of every bit pattern (the extremes of each type's values and scales), which
+    /// the kernels' unsigned tricks and i16 pair sums must survive.
+    #[test]
+    fn every_path_matches_on_random_weight_bits() {
+        for dtype in [GgmlDType::Q8_0, GgmlDType::Q5_0, GgmlDType::Q4K, GgmlDType::Q6K] {
+            let w = random_matrix(dtype, 6, 1024, 9);
+            for isa in paths() {
+                for m in [1, 6] {
+                    check_path(&w, isa, 0..6, m, 300 + m as u64);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn best_kernels_are_the_best_available() {
+        let best = simd::best();
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(best, paths().into_iter().flatten().max());
+        #[cfg(not(target_arch = "x86_64"))]
+        assert_eq!(best, None);
+    }
+
+    /// Speed per weight row of every path at the models' shapes, one thread:
+    /// `cargo test --release --lib kernels::tests::kernel_speed -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn kernel_speed() {
+        let shapes = [
+            ("0.5B q/o", GgmlDType::Q5_0, 896, 896),
+            ("0.5B k/v", GgmlDType::Q5_0, 128, 896),
+            ("0.5B gate/up", GgmlDType::Q5_0, 4864, 896),
+            ("0.5B v", GgmlDType::Q8_0, 128, 896),
+            ("0.5B output", GgmlDType::Q8_0, 151936, 896),
+            ("0.5B down", GgmlDType::Q4K, 896, 4864),
+            ("0.5B down", GgmlDType::Q6K, 896, 4864),
+            ("1.5B q/o", GgmlDType::Q4K, 1536, 1536),
+            ("1.5B k", GgmlDType::Q4K, 256, 1536),
+            ("1.5B gate/up", GgmlDType::Q4K, 8960, 1536),
+            ("1.5B down", GgmlDType::Q4K, 1536, 8960),
+            ("1.5B v", GgmlDType::Q6K, 256, 1536),
+            ("1.5B down", GgmlDType::Q6K, 1536, 8960),
+            ("1.5B output", GgmlDType::Q6K, 151936, 1536),
+        ];
+        println!("{:<13} {:<5} {:>13} {:>3} | {:>16} | per path: ns/row GB/s (speed-up)", "shape", "type", "rows x cols", "m", "reference");
+        for (name, dtype, rows, cols) in shapes {
+            let w = random_matrix(dtype, rows, cols, 1);
+            for m in [1, 16] {
+                // The big output matrices with 16 inputs: a slice of rows keeps the run short.
+                let bench_rows = if m > 1 { rows.min(8192) } else { rows };
+                let mut input = QuantInput::new();
+                input.quantize(w.input_kind(), &values(m * cols, 2), m, cols);
+                let mut out = vec![0f32; bench_rows * m];
+                let row_bytes = w.size_in_bytes() as f64 / rows as f64;
+                let mut line = format!("{name:<13} {:<5} {:>13} {m:>3} |", format!("{dtype:?}"), format!("{rows}x{cols}"));
+                let mut base = 0.0;
+                for isa in paths() {
+                    let start = std::time::Instant::now();
+                    let mut iters = 0u32;
+                    while iters < 2 || start.elapsed().as_secs_f64() < 0.2 {
+                        w.dot_rows_on(isa, 0..bench_rows, &input, &mut out);
+                        iters += 1;
+                    }
+                    let ns = start.elapsed().as_secs_f64() * 1e9 / (iters as f64 * bench_rows as f64);
+                    if isa.is_none() {
+                        base = ns;
+                    }
+                    line += &format!(" {:>7.1} {:>5.1} ({:>4.1}x) |", ns, row_bytes / ns, base / ns);
+                }
+                println!("{line}");
+            }
+        }
+        println!("paths: {:?}", paths());
     }
 
     #[test]

@@ -1,0 +1,649 @@
+//! AVX2 and AVX-512 VNNI dot products of quantized weight rows with quantized input rows,
+//! for [`super::QuantMatrix::dot_rows`].
+//!
+//! The kernels follow ggml's AVX2 ones (`ggml-cpu/arch/x86/quants.c`): per block an exact
+//! integer dot product, scaled and added to float lanes with FMA. These changes make them
+//! faster than candle's copies of those kernels:
+//! - each loaded and unpacked weight block is used for up to four input rows (prefill);
+//! - signed offsets are taken out of the integer products with the input's precomputed block
+//!   sums (`-16` of Q5_0, `-32` of Q6_K), so weights stay unsigned and need no sign tricks;
+//! - with AVX-512 VNNI, `vpdpbusd` does the u8 × i8 multiply-add in one instruction;
+//! - for Q8_0 / Q5_0 the integer sums of several blocks (eight of one input row, or two of
+//!   four rows) share one vector, so the per-block scale costs one lane, not a broadcast.
+//!
+//! The code of both instruction sets is one macro body compiled twice with different
+//! `target_feature`s; only [`avx2_ops`] / [`vnni_ops`] differ.
+
+use std::ops::Range;
+use std::sync::OnceLock;
+
+/// Bytes of one block of each type (ggml's layouts).
+pub(super) const Q8_0_BYTES: usize = 34;
+pub(super) const Q5_0_BYTES: usize = 22;
+pub(super) const Q4K_BYTES: usize = 144;
+pub(super) const Q6K_BYTES: usize = 210;
+pub(super) const Q8K_BYTES: usize = 292;
+const QK8_0: usize = 32;
+
+/// Instruction sets the kernels are built for, best last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Isa {
+    Avx2,
+    Vnni,
+}
+
+impl Isa {
+    /// Whether this CPU runs kernels of `self` (detected once: `dot_rows` asks per call).
+    pub(crate) fn available(self) -> bool {
+        static AVAILABLE: OnceLock<(bool, bool)> = OnceLock::new();
+        let (avx2, vnni) = *AVAILABLE.get_or_init(|| {
+            let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") && is_x86_feature_detected!("f16c");
+            let vnni = avx2
+                && is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("avx512bw")
+                && is_x86_feature_detected!("avx512vl")
+                && is_x86_feature_detected!("avx512vnni");
+            (avx2, vnni)
+        });
+        match self {
+            Isa::Avx2 => avx2,
+            Isa::Vnni => vnni,
+        }
+    }
+
+    /// The best set this CPU has (`None`: no AVX2, use the portable code).
+    pub(crate) fn best() -> Option<Isa> {
+        [Isa::Vnni, Isa::Avx2].into_iter().find(|isa| isa.available())
+    }
+}
+
+/// Q8_0 input rows split for SIMD loads: all values of a row contiguous, and per block the
+/// scale as f32 and the sum of the block's values.
+#[derive(Clone, Copy)]
+pub(super) struct Q8_0Rows<'a> {
+    pub values: &'a [i8],
+    pub scales: &'a [f32],
+    pub sums: &'a [i32],
+    /// Per group of four rows and block, the four rows' scales and sums side by side.
+    pub scales4: &'a [f32],
+    pub sums4: &'a [i32],
+}
+
+/// `N` Q8_0 input rows for one kernel call: values, block scales and block sums.
+pub(super) struct Rows32<const N: usize> {
+    values: [*const i8; N],
+    scales: [*const f32; N],
+    sums: [*const i32; N],
+}
+
+/// Weight type of a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum WeightType {
+    Q8_0,
+    Q5_0,
+    Q4K,
+    Q6K,
+}
+
+impl WeightType {
+    fn block(self) -> (usize, usize) {
+        match self {
+            WeightType::Q8_0 => (QK8_0, Q8_0_BYTES),
+            WeightType::Q5_0 => (QK8_0, Q5_0_BYTES),
+            WeightType::Q4K => (256, Q4K_BYTES),
+            WeightType::Q6K => (256, Q6K_BYTES),
+        }
+    }
+}
+
+/// The input of a kernel, in the form its weight type takes.
+#[derive(Clone, Copy)]
+pub(super) enum Input<'a> {
+    Q8_0(Q8_0Rows<'a>),
+    /// Q8_K blocks as bytes (`d: f32, qs: [i8; 256], bsums: [i16; 16]`).
+    Q8K(&'a [u8]),
+}
+
+/// `out[(j - rows.start) * m + t] = dot(weight row j, input row t)` for weights `w` (the
+/// bytes of `n_rows` rows of `cols` values of type `ty`) and `m` input rows. Returns false,
+/// writing nothing, when the sizes do not fit together (the caller then uses the portable
+/// code), so the kernels below may read without bounds checks.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Range<usize>, x: Input, m: usize, out: &mut [f32]) -> bool {
+    let (block, block_bytes) = ty.block();
+    let nb = cols / block;
+    let row_bytes = nb * block_bytes;
+    let inputs_fit = match (ty, x) {
+        (WeightType::Q8_0 | WeightType::Q5_0, Input::Q8_0(x)) => {
+            let grouped = m / 4 * 4 * nb;
+            x.values.len() >= m * cols
+                && x.scales.len() >= m * nb
+                && x.sums.len() >= m * nb
+                && x.scales4.len() >= grouped
+                && x.sums4.len() >= grouped
+        }
+        (WeightType::Q4K | WeightType::Q6K, Input::Q8K(x)) => x.len() >= m * nb * Q8K_BYTES,
+        _ => false,
+    };
+    if !inputs_fit || !isa.available() || cols % block != 0 || w.len() < rows.end.saturating_mul(row_bytes) || out.len() < rows.len().saturating_mul(m) {
+        return false;
+    }
+    let kernel = Kernel { isa, ty, w, nb, row_bytes, x };
+    for (j, out_j) in rows.zip(out.chunks_exact_mut(m.max(1))) {
+        let mut groups = out_j.chunks_exact_mut(4);
+        let mut t = 0;
+        for out4 in &mut groups {
+            // SAFETY: j < rows.end and t + 3 < m, checked against the slice sizes above.
+            out4.copy_from_slice(unsafe { &kernel.dot4(j, t) });
+            t += 4;
+        }
+        for o in groups.into_remainder() {
+            // SAFETY: as above, t < m.
+            *o = unsafe { kernel.dot1(j, t) };
+            t += 1;
+        }
+    }
+    true
+}
+
+/// What one call of a kernel needs, sizes checked by [`dot_rows`].
+struct Kernel<'a> {
+    isa: Isa,
+    ty: WeightType,
+    w: &'a [u8],
+    nb: usize,
+    row_bytes: usize,
+    x: Input<'a>,
+}
+
+impl Kernel<'_> {
+    /// Weight row `j` with input row `t`.
+    ///
+    /// # Safety
+    /// As [`Self::dot`].
+    #[inline]
+    unsafe fn dot1(&self, j: usize, t: usize) -> f32 {
+        let Input::Q8_0(x) = self.x else { return self.dot::<1>(j, t)[0] };
+        let w = self.w.as_ptr().add(j * self.row_bytes);
+        let nb = self.nb;
+        let row = Rows32::<1> {
+            values: [x.values.as_ptr().add(t * nb * QK8_0)],
+            scales: [x.scales.as_ptr().add(t * nb)],
+            sums: [x.sums.as_ptr().add(t * nb)],
+        };
+        match (self.isa, self.ty) {
+            (Isa::Avx2, WeightType::Q5_0) => avx2::row32x1::<true>(w, nb, row),
+            (Isa::Vnni, WeightType::Q5_0) => vnni::row32x1::<true>(w, nb, row),
+            (Isa::Avx2, _) => avx2::row32x1::<false>(w, nb, row),
+            (Isa::Vnni, _) => vnni::row32x1::<false>(w, nb, row),
+        }
+    }
+
+    /// Weight row `j` with input rows `t..t + 4`, `t` a multiple of 4.
+    ///
+    /// # Safety
+    /// As [`Self::dot`].
+    #[inline]
+    unsafe fn dot4(&self, j: usize, t: usize) -> [f32; 4] {
+        let Input::Q8_0(x) = self.x else { return self.dot::<4>(j, t) };
+        let w = self.w.as_ptr().add(j * self.row_bytes);
+        let (nb, cols) = (self.nb, self.nb * QK8_0);
+        let rows = Rows32::<4> {
+            values: std::array::from_fn(|i| x.values.as_ptr().add((t + i) * cols)),
+            scales: std::array::from_fn(|i| x.scales.as_ptr().add((t + i) * nb)),
+            sums: std::array::from_fn(|i| x.sums.as_ptr().add((t + i) * nb)),
+        };
+        // Group t / 4 of the interleaved copies starts at 4 * nb * (t / 4) = nb * t.
+        let (scales4, sums4) = (x.scales4.as_ptr().add(nb * t), x.sums4.as_ptr().add(nb * t));
+        match (self.isa, self.ty) {
+            (Isa::Avx2, WeightType::Q5_0) => avx2::row32x4::<true>(w, nb, rows, scales4, sums4),
+            (Isa::Vnni, WeightType::Q5_0) => vnni::row32x4::<true>(w, nb, rows, scales4, sums4),
+            (Isa::Avx2, _) => avx2::row32x4::<false>(w, nb, rows, scales4, sums4),
+            (Isa::Vnni, _) => vnni::row32x4::<false>(w, nb, rows, scales4, sums4),
+        }
+    }
+
+    /// Weight row `j` with input rows `t..t + N`.
+    ///
+    /// # Safety
+    /// Row `j` must lie in `w`, rows `t..t + N` in the input, and `isa` be available.
+    #[inline]
+    unsafe fn dot<const N: usize>(&self, j: usize, t: usize) -> [f32; N] {
+        let w = self.w.as_ptr().add(j * self.row_bytes);
+        let nb = self.nb;
+        match self.x {
+            Input::Q8_0(x) => {
+                let cols = nb * QK8_0;
+                let rows = Rows32::<N> {
+                    values: std::array::from_fn(|i| x.values.as_ptr().add((t + i) * cols)),
+                    scales: std::array::from_fn(|i| x.scales.as_ptr().add((t + i) * nb)),
+                    sums: std::array::from_fn(|i| x.sums.as_ptr().add((t + i) * nb)),
+                };
+                match (self.isa, self.ty) {
+                    (Isa::Avx2, WeightType::Q5_0) => avx2::row32::<true, N>(w, nb, rows),
+                    (Isa::Vnni, WeightType::Q5_0) => vnni::row32::<true, N>(w, nb, rows),
+                    (Isa::Avx2, _) => avx2::row32::<false, N>(w, nb, rows),
+                    (Isa::Vnni, _) => vnni::row32::<false, N>(w, nb, rows),
+                }
+            }
+            Input::Q8K(x) => {
+                let xb: [*const u8; N] = std::array::from_fn(|i| x.as_ptr().add((t + i) * nb * Q8K_BYTES));
+                match (self.isa, self.ty) {
+                    (Isa::Avx2, WeightType::Q6K) => avx2::q6k::<N>(w, nb, xb),
+                    (Isa::Vnni, WeightType::Q6K) => vnni::q6k::<N>(w, nb, xb),
+                    (Isa::Avx2, _) => avx2::q4k::<N>(w, nb, xb),
+                    (Isa::Vnni, _) => vnni::q4k::<N>(w, nb, xb),
+                }
+            }
+        }
+    }
+}
+
+/// The operations where the instruction sets differ, AVX2 versions.
+mod avx2_ops {
+    use std::arch::x86_64::*;
+
+    /// `acc` + the products of u8 `u` and i8 `s`, four adjacent ones summed per i32 lane.
+    /// Callers keep `u * s` pair sums within i16 (`u <= 127` with `|s| <= 127`).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) fn dpbusd(acc: __m256i, u: __m256i, s: __m256i) -> __m256i {
+        _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)))
+    }
+
+    /// `nibbles` (32 values < 16) with 16 added where bit i of `qh` is set (Q5_0's fifth bit).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) fn add_high_bits(nibbles: __m256i, qh: u32) -> __m256i {
+        // Byte i gets byte i / 8 of qh, then is all ones where its own bit is set.
+        let spread = _mm256_shuffle_epi8(
+            _mm256_set1_epi32(qh as i32),
+            _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0),
+        );
+        let bits = _mm256_cmpeq_epi8(_mm256_or_si256(spread, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe)), _mm256_set1_epi64x(-1));
+        _mm256_or_si256(nibbles, _mm256_and_si256(bits, _mm256_set1_epi8(0x10)))
+    }
+
+    /// Q8_0 weights as `|q|`: with `maddubs` an unsigned 128 + x would overflow its i16
+    /// pair sums, so the sign moves to the input instead ([`q8_0_input`]).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) fn q8_0_unsigned(q: __m256i) -> __m256i {
+        _mm256_sign_epi8(q, q)
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) fn q8_0_input(x: __m256i, q: __m256i) -> __m256i {
+        _mm256_sign_epi8(x, q)
+    }
+
+    /// No offset: the sign trick keeps the products exact.
+    pub(super) const Q8_0_OFFSET_SHIFT: Option<i32> = None;
+}
+
+/// The operations where the instruction sets differ, AVX-512 (VNNI, BW, VL) versions.
+mod vnni_ops {
+    use std::arch::x86_64::*;
+
+    #[inline]
+    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512vnni")]
+    pub(super) fn dpbusd(acc: __m256i, u: __m256i, s: __m256i) -> __m256i {
+        _mm256_dpbusd_epi32(acc, u, s)
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
+    pub(super) fn add_high_bits(nibbles: __m256i, qh: u32) -> __m256i {
+        // qh is the byte mask itself.
+        _mm256_mask_add_epi8(nibbles, qh, nibbles, _mm256_set1_epi8(0x10))
+    }
+
+    /// Q8_0 weights as `q + 128` (unsigned); `vpdpbusd` sums in i32, so nothing overflows,
+    /// and `128 * sum(x)` is taken out afterwards.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) fn q8_0_unsigned(q: __m256i) -> __m256i {
+        _mm256_xor_si256(q, _mm256_set1_epi8(0x80u8 as i8))
+    }
+
+    #[inline]
+    pub(super) fn q8_0_input(x: __m256i, _q: __m256i) -> __m256i {
+        x
+    }
+
+    pub(super) const Q8_0_OFFSET_SHIFT: Option<i32> = Some(7);
+}
+
+macro_rules! isa_kernels {
+    ($isa:ident, $ops:ident, $features:literal) => {
+        mod $isa {
+            use std::arch::x86_64::*;
+
+            use super::$ops::{add_high_bits, dpbusd, q8_0_input, q8_0_unsigned, Q8_0_OFFSET_SHIFT};
+            use super::{Rows32, Q4K_BYTES, Q5_0_BYTES, Q6K_BYTES, Q8_0_BYTES, QK8_0};
+
+            #[inline]
+            #[target_feature(enable = $features)]
+            fn hsum(v: __m256) -> f32 {
+                let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+                let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+                _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
+            }
+
+            #[inline]
+            #[target_feature(enable = $features)]
+            fn hsum128(s: __m128) -> f32 {
+                let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+                _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
+            }
+
+            /// The f16 at `p` (unaligned) as f32.
+            #[inline]
+            #[target_feature(enable = $features)]
+            unsafe fn f16_at(p: *const u8) -> f32 {
+                let bits = std::ptr::read_unaligned(p as *const u16);
+                _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(bits as i32)))
+            }
+
+            #[inline]
+            #[target_feature(enable = $features)]
+            unsafe fn load(p: *const u8) -> __m256i {
+                _mm256_loadu_si256(p as *const __m256i)
+            }
+
+            /// Q8_0 (`Q5 = false`) or Q5_0 block `b` of weight row `w`: its scale, its values
+            /// as unsigned bytes for `dpbusd`, and the raw Q8_0 values (for the sign trick).
+            #[inline]
+            #[target_feature(enable = $features)]
+            unsafe fn block32<const Q5: bool>(w: *const u8, b: usize) -> (f32, __m256i, __m256i) {
+                if Q5 {
+                    let blk = w.add(b * Q5_0_BYTES);
+                    let qh = std::ptr::read_unaligned(blk.add(2) as *const u32);
+                    let qs = _mm_loadu_si128(blk.add(6) as *const __m128i);
+                    // Values 0..16 are the low nibbles, 16..32 the high ones.
+                    let nibbles = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(qs, 4), qs), _mm256_set1_epi8(0x0F));
+                    let q = add_high_bits(nibbles, qh);
+                    (f16_at(blk), q, q)
+                } else {
+                    let blk = w.add(b * Q8_0_BYTES);
+                    let q = load(blk.add(2));
+                    (f16_at(blk), q8_0_unsigned(q), q)
+                }
+            }
+
+            /// Input values `x` ready for `dpbusd` with [`block32`]'s unsigned weights.
+            #[inline]
+            #[target_feature(enable = $features)]
+            fn input32<const Q5: bool>(x: __m256i, raw: __m256i) -> __m256i {
+                if Q5 {
+                    x
+                } else {
+                    q8_0_input(x, raw)
+                }
+            }
+
+            /// log2 of what each input block sum is multiplied by and subtracted: the offset
+            /// of the unsigned weights (Q5_0: 16; Q8_0: [`Q8_0_OFFSET_SHIFT`]).
+            const fn offset_shift<const Q5: bool>() -> Option<i32> {
+                if Q5 {
+                    Some(4)
+                } else {
+                    Q8_0_OFFSET_SHIFT
+                }
+            }
+
+            /// Adds block `b` of weight row `w` times the `N` input rows to `acc`.
+            #[inline]
+            #[target_feature(enable = $features)]
+            unsafe fn add_block32<const Q5: bool, const N: usize>(w: *const u8, b: usize, x: &Rows32<N>, acc: &mut [__m256; N]) {
+                let (dw, q, raw) = block32::<Q5>(w, b);
+                for t in 0..N {
+                    let offset = match offset_shift::<Q5>() {
+                        Some(shift) => _mm256_zextsi128_si256(_mm_cvtsi32_si128(-(*x.sums[t].add(b) << shift))),
+                        None => _mm256_setzero_si256(),
+                    };
+                    let xq = input32::<Q5>(load(x.values[t].add(b * QK8_0) as *const u8), raw);
+                    let sumi = dpbusd(offset, q, xq);
+                    let d = _mm256_set1_ps(dw * *x.scales[t].add(b));
+                    acc[t] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(sumi), acc[t]);
+                }
+            }
+
+            /// Q8_0 / Q5_0 weight row `w` (`nb` blocks) with `N` input rows.
+            ///
+            /// # Safety
+            /// The features are available; `w` has `nb` blocks, and each input row `nb * 32`
+            /// values, `nb` scales and `nb` sums.
+            #[target_feature(enable = $features)]
+            pub(super) unsafe fn row32<const Q5: bool, const N: usize>(w: *const u8, nb: usize, x: Rows32<N>) -> [f32; N] {
+                // Two sets of accumulators: one FMA chain per block would wait on its latency.
+                let mut acc0 = [_mm256_setzero_ps(); N];
+                let mut acc1 = [_mm256_setzero_ps(); N];
+                let mut b = 0;
+                while b + 2 <= nb {
+                    add_block32::<Q5, N>(w, b, &x, &mut acc0);
+                    add_block32::<Q5, N>(w, b + 1, &x, &mut acc1);
+                    b += 2;
+                }
+                if b < nb {
+                    add_block32::<Q5, N>(w, b, &x, &mut acc0);
+                }
+                std::array::from_fn(|t| hsum(_mm256_add_ps(acc0[t], acc1[t])))
+            }
+
+            /// The f16 scales of blocks `b..b + 8` of weight row `w` as f32.
+            #[inline]
+            #[target_feature(enable = $features)]
+            unsafe fn eight_scales<const Q5: bool>(w: *const u8, b: usize) -> __m256 {
+                let size = if Q5 { Q5_0_BYTES } else { Q8_0_BYTES };
+                let d = |i: usize| std::ptr::read_unaligned(w.add((b + i) * size) as *const i16);
+                _mm256_cvtph_ps(_mm_set_epi16(d(7), d(6), d(5), d(4), d(3), d(2), d(1), d(0)))
+            }
+
+            /// [`row32`] for one input row: the integer sums of eight blocks go into one vector
+            /// (lane i: block b + i), which is scaled with one multiply and added with one FMA
+            /// instead of one broadcast, multiply and FMA per block.
+            ///
+            /// # Safety
+            /// As [`row32`].
+            #[target_feature(enable = $features)]
+            pub(super) unsafe fn row32x1<const Q5: bool>(w: *const u8, nb: usize, x: Rows32<1>) -> f32 {
+                let mut acc = _mm256_setzero_ps();
+                let mut b = 0;
+                while b + 8 <= nb {
+                    let p: [__m256i; 8] = std::array::from_fn(|i| {
+                        let (_, q, raw) = block32::<Q5>(w, b + i);
+                        let xq = input32::<Q5>(load(x.values[0].add((b + i) * QK8_0) as *const u8), raw);
+                        dpbusd(_mm256_setzero_si256(), q, xq)
+                    });
+                    let h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
+                    let h1 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7]));
+                    let mut sumi = _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20), _mm256_permute2x128_si256(h0, h1, 0x31));
+                    if let Some(shift) = offset_shift::<Q5>() {
+                        let sums = _mm256_loadu_si256(x.sums[0].add(b) as *const __m256i);
+                        sumi = _mm256_sub_epi32(sumi, _mm256_sll_epi32(sums, _mm_cvtsi32_si128(shift)));
+                    }
+                    let d = _mm256_mul_ps(eight_scales::<Q5>(w, b), _mm256_loadu_ps(x.scales[0].add(b)));
+                    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(sumi), acc);
+                    b += 8;
+                }
+                let mut tail = [_mm256_setzero_ps()];
+                while b < nb {
+                    add_block32::<Q5, 1>(w, b, &x, &mut tail);
+                    b += 1;
+                }
+                hsum(_mm256_add_ps(acc, tail[0]))
+            }
+
+            /// Integer sums of block pair `(w, x)` for four input rows, one per lane of each
+            /// 128-bit half: lane t of the low half plus lane t of the high half is row t's.
+            #[inline]
+            #[target_feature(enable = $features)]
+            unsafe fn four_sums<const Q5: bool>(q: __m256i, raw: __m256i, x: &Rows32<4>, b: usize) -> __m256i {
+                let p: [__m256i; 4] = std::array::from_fn(|t| {
+                    let xq = input32::<Q5>(load(x.values[t].add(b * QK8_0) as *const u8), raw);
+                    dpbusd(_mm256_setzero_si256(), q, xq)
+                });
+                _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]))
+            }
+
+            /// [`row32`] for four input rows whose scales and sums are also stored
+            /// interleaved (`scales4[4 * b + t]`): two blocks' integer sums of all four rows
+            /// are combined into one vector, scaled with one multiply and added with one FMA.
+            ///
+            /// # Safety
+            /// As [`row32`], and `scales4` / `sums4` have `4 * nb` values.
+            #[target_feature(enable = $features)]
+            pub(super) unsafe fn row32x4<const Q5: bool>(w: *const u8, nb: usize, x: Rows32<4>, scales4: *const f32, sums4: *const i32) -> [f32; 4] {
+                let mut acc = _mm256_setzero_ps();
+                let mut b = 0;
+                while b + 2 <= nb {
+                    let (d0, q0, raw0) = block32::<Q5>(w, b);
+                    let (d1, q1, raw1) = block32::<Q5>(w, b + 1);
+                    let s0 = four_sums::<Q5>(q0, raw0, &x, b);
+                    let s1 = four_sums::<Q5>(q1, raw1, &x, b + 1);
+                    // Lanes 0..4: block b, rows 0..4; lanes 4..8: block b + 1.
+                    let mut sumi = _mm256_add_epi32(_mm256_permute2x128_si256(s0, s1, 0x20), _mm256_permute2x128_si256(s0, s1, 0x31));
+                    if let Some(shift) = offset_shift::<Q5>() {
+                        let sums = _mm256_loadu_si256(sums4.add(4 * b) as *const __m256i);
+                        sumi = _mm256_sub_epi32(sumi, _mm256_sll_epi32(sums, _mm_cvtsi32_si128(shift)));
+                    }
+                    let dw = _mm256_set_m128(_mm_set1_ps(d1), _mm_set1_ps(d0));
+                    let d = _mm256_mul_ps(dw, _mm256_loadu_ps(scales4.add(4 * b)));
+                    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(sumi), acc);
+                    b += 2;
+                }
+                let mut tail = [_mm256_setzero_ps(); 4];
+                if b < nb {
+                    add_block32::<Q5, 4>(w, b, &x, &mut tail);
+                }
+                let halves = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+                let mut out = [0f32; 4];
+                _mm_storeu_ps(out.as_mut_ptr(), halves);
+                std::array::from_fn(|t| out[t] + hsum(tail[t]))
+            }
+
+            /// Q4_K's twelve packed scale bytes as (8 scales, 8 mins), 6 bits each
+            /// (ggml's `get_scale_min_k4`, four at a time).
+            #[inline]
+            unsafe fn q4k_scales_mins(p: *const u8) -> [u32; 4] {
+                const KMASK1: u32 = 0x3f3f3f3f;
+                const KMASK2: u32 = 0x0f0f0f0f;
+                const KMASK3: u32 = 0x03030303;
+                let s = p as *const u32;
+                let (u0, u1, u2) = (std::ptr::read_unaligned(s), std::ptr::read_unaligned(s.add(1)), std::ptr::read_unaligned(s.add(2)));
+                [
+                    u0 & KMASK1,
+                    (u2 & KMASK2) | (((u0 >> 6) & KMASK3) << 4),
+                    u1 & KMASK1,
+                    ((u2 >> 4) & KMASK2) | (((u1 >> 6) & KMASK3) << 4),
+                ]
+            }
+
+            /// Q4_K weight row `w` (`nb` super-blocks) with `N` Q8_K input rows `xb`.
+            ///
+            /// # Safety
+            /// The features are available; `w` has `nb` blocks and each `xb[t]` too.
+            #[target_feature(enable = $features)]
+            pub(super) unsafe fn q4k<const N: usize>(w: *const u8, nb: usize, xb: [*const u8; N]) -> [f32; N] {
+                let m4 = _mm256_set1_epi8(0x0F);
+                let mut acc = [_mm256_setzero_ps(); N];
+                let mut acc_m = [_mm_setzero_ps(); N];
+                for b in 0..nb {
+                    let blk = w.add(b * Q4K_BYTES);
+                    let d = f16_at(blk);
+                    let dmin = f16_at(blk.add(2));
+                    let sm = q4k_scales_mins(blk.add(4));
+                    let sc = _mm256_cvtepu8_epi16(_mm_set_epi32(sm[3] as i32, sm[2] as i32, sm[1] as i32, sm[0] as i32));
+                    let mins = _mm256_extracti128_si256(sc, 1);
+                    let sc = _mm256_permute2x128_si256(sc, sc, 0x00);
+                    // Sub-block k (32 values) with its scale in every i16 lane.
+                    let mut q = [_mm256_setzero_si256(); 8];
+                    let mut s = [_mm256_setzero_si256(); 8];
+                    for j in 0..4 {
+                        let bits = load(blk.add(16 + 32 * j));
+                        q[2 * j] = _mm256_and_si256(bits, m4);
+                        q[2 * j + 1] = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
+                    }
+                    for (k, s) in s.iter_mut().enumerate() {
+                        *s = _mm256_shuffle_epi8(sc, _mm256_set1_epi16((2 * k as i16) | ((2 * k as i16 + 1) << 8)));
+                    }
+                    for t in 0..N {
+                        let x = xb[t].add(b * super::Q8K_BYTES);
+                        let dx = std::ptr::read_unaligned(x as *const f32);
+                        let mut sumi = _mm256_setzero_si256();
+                        for k in 0..8 {
+                            let p = _mm256_maddubs_epi16(q[k], load(x.add(4 + 32 * k)));
+                            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(s[k], p));
+                        }
+                        acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * d), _mm256_cvtepi32_ps(sumi), acc[t]);
+                        // Mins times the sums of each 32 inputs (pairs of Q8_K's 16-value sums).
+                        let bsums = load(x.add(260));
+                        let q8s = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
+                        let prod = _mm_madd_epi16(mins, q8s);
+                        acc_m[t] = _mm_fmadd_ps(_mm_set1_ps(-dx * dmin), _mm_cvtepi32_ps(prod), acc_m[t]);
+                    }
+                }
+                std::array::from_fn(|t| hsum(acc[t]) + hsum128(acc_m[t]))
+            }
+
+            /// Q6_K's two high bits at `SHIFT` of each byte of `hb`, moved to bits 4 and 5.
+            #[inline]
+            #[target_feature(enable = $features)]
+            fn high_bits<const SHIFT: i32>(hb: __m256i, m2: __m256i) -> __m256i {
+                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16::<SHIFT>(hb), m2), 4)
+            }
+
+            /// Q6_K weight row `w` (`nb` super-blocks) with `N` Q8_K input rows `xb`. Values
+            /// are used as unsigned `0..64`; the `-32` offset is `-32 * scale * bsum` per 16
+            /// values, from the input's block sums.
+            ///
+            /// # Safety
+            /// As [`q4k`].
+            #[target_feature(enable = $features)]
+            pub(super) unsafe fn q6k<const N: usize>(w: *const u8, nb: usize, xb: [*const u8; N]) -> [f32; N] {
+                let m4 = _mm256_set1_epi8(0x0F);
+                let m2 = _mm256_set1_epi8(3);
+                let mut acc = [_mm256_setzero_ps(); N];
+                for b in 0..nb {
+                    let blk = w.add(b * Q6K_BYTES);
+                    let d = f16_at(blk.add(208));
+                    let scales = _mm_loadu_si128(blk.add(192) as *const __m128i);
+                    let mut q = [_mm256_setzero_si256(); 8];
+                    let mut s = [_mm256_setzero_si256(); 8];
+                    for h in 0..2 {
+                        let l0 = load(blk.add(64 * h));
+                        let l1 = load(blk.add(64 * h + 32));
+                        let hb = load(blk.add(128 + 32 * h));
+                        q[4 * h] = _mm256_or_si256(_mm256_and_si256(l0, m4), high_bits::<0>(hb, m2));
+                        q[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(l1, m4), high_bits::<2>(hb, m2));
+                        q[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), high_bits::<4>(hb, m2));
+                        q[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), high_bits::<6>(hb, m2));
+                    }
+                    for (k, s) in s.iter_mut().enumerate() {
+                        // Scale 2k for the first 16 values of sub-block k, 2k + 1 for the rest.
+                        let pick = _mm_set_epi64x(0x0101010101010101 * (2 * k as i64 + 1), 0x0101010101010101 * (2 * k as i64));
+                        *s = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(scales, pick));
+                    }
+                    let scales16 = _mm256_cvtepi8_epi16(scales);
+                    for t in 0..N {
+                        let x = xb[t].add(b * super::Q8K_BYTES);
+                        let dx = std::ptr::read_unaligned(x as *const f32);
+                        let offset = _mm256_madd_epi16(scales16, load(x.add(260)));
+                        let mut sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
+                        for k in 0..8 {
+                            let p = _mm256_maddubs_epi16(q[k], load(x.add(4 + 32 * k)));
+                            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(s[k], p));
+                        }
+                        acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * d), _mm256_cvtepi32_ps(sumi), acc[t]);
+                    }
+                }
+                std::array::from_fn(|t| hsum(acc[t]))
+            }
+        }
+    };
+}
+
+isa_kernels!(avx2, avx2_ops, "avx2,fma,f16c");
+isa_kernels!(vnni, vnni_ops, "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni");
