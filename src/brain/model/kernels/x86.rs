@@ -125,7 +125,7 @@ pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Ra
         (WeightType::Q4K | WeightType::Q6K, Input::Q8K(x)) => x.len() >= m * nb * Q8K_BYTES,
         _ => false,
     };
-    if !inputs_fit || !isa.available() || cols % block != 0 || w.len() < rows.end.saturating_mul(row_bytes) || out.len() < rows.len().saturating_mul(m) {
+    if !inputs_fit || !isa.available() || !cols.is_multiple_of(block) || w.len() < rows.end.saturating_mul(row_bytes) || out.len() < rows.len().saturating_mul(m) {
         return false;
     }
     let kernel = Kernel { isa, ty, w, nb, row_bytes, x };
