@@ -19,14 +19,19 @@ const SPIN: Duration = Duration::from_micros(300);
 
 type Task = dyn Fn(usize) + Sync;
 
+/// A counter on a cache line of its own: the claim counter and the done counter are
+/// written by different threads, and sharing a line made every claim a cross-core miss.
+#[repr(align(128))]
+struct Padded(AtomicUsize);
+
 /// One parallel step: `n` chunks, the function that runs chunk `i`.
 struct Job {
     /// Valid while chunks remain unclaimed: `run` returns only after every chunk is done,
     /// and a chunk is run only after it is claimed.
     task: *const Task,
     n: usize,
-    next: AtomicUsize,
-    done: AtomicUsize,
+    next: Padded,
+    done: Padded,
     panicked: AtomicBool,
 }
 
@@ -38,7 +43,7 @@ impl Job {
     /// Claims and runs chunks until none are left.
     fn work(&self) {
         loop {
-            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            let i = self.next.0.fetch_add(1, Ordering::Relaxed);
             if i >= self.n {
                 return;
             }
@@ -48,7 +53,7 @@ impl Job {
             if catch_unwind(AssertUnwindSafe(|| task(i))).is_err() {
                 self.panicked.store(true, Ordering::Relaxed);
             }
-            self.done.fetch_add(1, Ordering::Release);
+            self.done.0.fetch_add(1, Ordering::Release);
         }
     }
 }
@@ -91,6 +96,11 @@ impl Pool {
         Self { shared, workers }
     }
 
+    /// Threads that run a step (the caller included).
+    pub fn threads(&self) -> usize {
+        self.workers.len() + 1
+    }
+
     /// Runs `task(i)` for every `i` in `0..n` across the pool and returns when all are done.
     pub fn run(&self, n: usize, task: &(dyn Fn(usize) + Sync)) -> Result<(), StepFailed> {
         if n == 0 {
@@ -99,7 +109,7 @@ impl Pool {
         // SAFETY (lifetime erasure): the pointer is only dereferenced for claimed chunks,
         // and this function does not return before every chunk is done.
         let task: *const Task = unsafe { std::mem::transmute::<&(dyn Fn(usize) + Sync), &'static Task>(task) };
-        let job = Arc::new(Job { task, n, next: AtomicUsize::new(0), done: AtomicUsize::new(0), panicked: AtomicBool::new(false) });
+        let job = Arc::new(Job { task, n, next: Padded(AtomicUsize::new(0)), done: Padded(AtomicUsize::new(0)), panicked: AtomicBool::new(false) });
         if n > 1 && !self.workers.is_empty() {
             if let Ok(mut slot) = self.shared.job.lock() {
                 *slot = Some(job.clone());
@@ -111,7 +121,7 @@ impl Pool {
         }
         job.work();
         let mut spins = 0u32;
-        while job.done.load(Ordering::Acquire) < n {
+        while job.done.0.load(Ordering::Acquire) < n {
             spins += 1;
             if spins < 1 << 12 {
                 std::hint::spin_loop();
