@@ -4,6 +4,7 @@
 //! `tokenizer.json`, `*.safetensors`) for Qwen2 / Qwen3. Each comes with its tokenizer, its
 //! chat template and the tokens that end an answer.
 
+mod attention;
 mod cpu_qwen2;
 pub mod kernels;
 mod pool;

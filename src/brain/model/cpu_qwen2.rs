@@ -18,6 +18,7 @@ use std::io::{Read, Seek, SeekFrom};
 use candle_core::quantized::gguf_file;
 use candle_core::{Device, Tensor};
 
+use super::attention;
 use super::kernels::{InputKind, QuantInput, QuantMatrix};
 use super::pool::{Pool, SharedOut};
 use super::qwen2::Qwen2Config;
@@ -281,7 +282,8 @@ fn layer_forward(pool: &Pool, c: &Qwen2Config, l: &mut Layer, s: &mut Scratch, p
     append_cache(&mut l.k_cache, pos, kv_dim, &s.k[..m * kv_dim]);
     append_cache(&mut l.v_cache, pos, kv_dim, &s.v[..m * kv_dim]);
     s.attn.resize(m * q_dim, 0.0);
-    attention(pool, c, &s.q, &l.k_cache, &l.v_cache, pos, m, &mut s.attn)?;
+    let shape = attention::Shape { n_head: c.n_head, n_kv_head: c.n_kv_head, head_dim: c.head_dim };
+    attention::attention(pool, shape, &s.q, &l.k_cache, &l.v_cache, pos, m, &mut s.attn).map_err(|e| candle_core::Error::Msg(e.to_string()))?;
     s.out.resize(m * h, 0.0);
     matmul(pool, &mut [(&l.wo, &mut s.out[..], None)], &s.attn, m, &mut s.q8_0, &mut s.q8k)?;
     for (x, o) in s.x.iter_mut().zip(&s.out) {
@@ -399,63 +401,4 @@ fn matmul(
         }
     })
     .map_err(|e| candle_core::Error::Msg(e.to_string()))
-}
-
-/// Causal grouped-query attention for `m` queries at positions `pos..pos + m` over the
-/// cached keys and values; one chunk per (query, head).
-#[allow(clippy::too_many_arguments)]
-fn attention(pool: &Pool, c: &Qwen2Config, q: &[f32], k_cache: &[f32], v_cache: &[f32], pos: usize, m: usize, out: &mut [f32]) -> Result<()> {
-    let (hd, n_head) = (c.head_dim, c.n_head);
-    let kv_dim = c.n_kv_head * hd;
-    let n_rep = n_head / c.n_kv_head.max(1);
-    let scale = 1.0 / (hd as f32).sqrt();
-    let shared = SharedOut::new(out);
-    pool.run(m * n_head, &|i| {
-        let (t, head) = (i / n_head, i % n_head);
-        let kv_head = head / n_rep;
-        let Some(qv) = q.get(t * n_head * hd + head * hd..t * n_head * hd + (head + 1) * hd) else { return };
-        let seen = pos + t + 1;
-        let mut scores: Vec<f32> = (0..seen)
-            .map(|p| {
-                let kv = k_cache.get(p * kv_dim + kv_head * hd..p * kv_dim + (kv_head + 1) * hd).unwrap_or_default();
-                dot(qv, kv) * scale
-            })
-            .collect();
-        let max = scores.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-        let mut sum = 0f32;
-        for s in scores.iter_mut() {
-            *s = (*s - max).exp();
-            sum += *s;
-        }
-        // SAFETY: each (query, head) chunk writes its own head_dim values.
-        let dst = unsafe { shared.slice(t * n_head * hd + head * hd..t * n_head * hd + (head + 1) * hd) };
-        dst.fill(0.0);
-        for (p, &w) in scores.iter().enumerate() {
-            let vv = v_cache.get(p * kv_dim + kv_head * hd..p * kv_dim + (kv_head + 1) * hd).unwrap_or_default();
-            for (d, &v) in dst.iter_mut().zip(vv) {
-                *d += w * v;
-            }
-        }
-        for d in dst.iter_mut() {
-            *d /= sum;
-        }
-    })
-    .map_err(|e| candle_core::Error::Msg(e.to_string()))
-}
-
-/// f32 dot product in eight running sums (vectorizes).
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    let mut ac = a.chunks_exact(8);
-    let mut bc = b.chunks_exact(8);
-    for (x, y) in (&mut ac).zip(&mut bc) {
-        for i in 0..8 {
-            acc[i] += x[i] * y[i];
-        }
-    }
-    let mut sum: f32 = acc.iter().sum();
-    for (x, y) in ac.remainder().iter().zip(bc.remainder()) {
-        sum += x * y;
-    }
-    sum
 }

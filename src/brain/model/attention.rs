@@ -1,0 +1,301 @@
+//! Causal grouped-query attention over an f32 KV cache, for the CPU forward pass.
+//!
+//! Cost on long prompts: a 1000-token prefill runs ~170 million query-key products of
+//! 64 or 128 values; written as plain loops the compiler kept them scalar (float sums are
+//! not reassociated) and `perf` showed attention at 29% of a 0.5B prefill. On x86 with AVX2
+//! and FMA, four keys are scored at once (four independent vector sums sharing each load of
+//! the query) and the weighted sum of values keeps its accumulators in registers; elsewhere
+//! the plain loops run.
+
+use super::pool::{Pool, SharedOut, StepFailed};
+
+/// What attention needs to know about the model.
+#[derive(Clone, Copy, Debug)]
+pub struct Shape {
+    pub n_head: usize,
+    pub n_kv_head: usize,
+    pub head_dim: usize,
+}
+
+/// `out[t][head]` = softmax over keys `0..=pos + t` of `q·k / sqrt(head_dim)`, applied to
+/// the values; `q` is `(m, n_head * head_dim)`, the caches `(positions, n_kv_head * head_dim)`
+/// holding at least `pos + m` positions.
+#[allow(clippy::too_many_arguments)]
+pub fn attention(pool: &Pool, shape: Shape, q: &[f32], k_cache: &[f32], v_cache: &[f32], pos: usize, m: usize, out: &mut [f32]) -> Result<(), StepFailed> {
+    let Shape { n_head, n_kv_head, head_dim: hd } = shape;
+    let kv_dim = n_kv_head * hd;
+    let n_rep = n_head / n_kv_head.max(1);
+    let scale = 1.0 / (hd as f32).sqrt();
+    let q_dim = n_head * hd;
+    if hd == 0 || q.len() < m * q_dim || out.len() < m * q_dim || k_cache.len() < (pos + m) * kv_dim || v_cache.len() < (pos + m) * kv_dim {
+        return Err(StepFailed);
+    }
+    let pairs = m * n_head;
+    let n_chunks = pairs.min(pool.threads() * 16);
+    let per_chunk = pairs.div_ceil(n_chunks.max(1));
+    let shared = SharedOut::new(out);
+    let simd = simd_available();
+    pool.run(n_chunks, &|c| {
+        let mut scores = Vec::new();
+        for pair in c * per_chunk..((c + 1) * per_chunk).min(pairs) {
+            let (t, head) = (pair / n_head, pair % n_head);
+            let kv_offset = (head / n_rep.max(1)) * hd;
+            let Some(query) = q.get(t * q_dim + head * hd..t * q_dim + (head + 1) * hd) else { return };
+            let seen = pos + t + 1;
+            let keys = Rows { data: k_cache, stride: kv_dim, offset: kv_offset };
+            let values = Rows { data: v_cache, stride: kv_dim, offset: kv_offset };
+            // SAFETY: each (query, head) pair writes its own head_dim values, and pairs are
+            // split between chunks without overlap.
+            let dst = unsafe { shared.slice(t * q_dim + head * hd..t * q_dim + (head + 1) * hd) };
+            if simd && hd.is_multiple_of(8) && keys.fits(seen, hd) && values.fits(seen, hd) {
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: AVX2 and FMA are available (`simd`), and both caches hold `seen`
+                // rows of `hd` values at their offsets (`fits`).
+                unsafe {
+                    x86::attend(query, keys, values, seen, scale, &mut scores, dst)
+                };
+            } else {
+                attend_any(query, keys, values, seen, scale, &mut scores, dst);
+            }
+        }
+    })
+}
+
+/// Rows of `head_dim` values at `offset` in each `stride`-wide position of a cache.
+#[derive(Clone, Copy)]
+struct Rows<'a> {
+    data: &'a [f32],
+    stride: usize,
+    offset: usize,
+}
+
+impl Rows<'_> {
+    /// Whether rows `0..n` of `len` values are all inside `data`.
+    fn fits(&self, n: usize, len: usize) -> bool {
+        n == 0 || (n - 1) * self.stride + self.offset + len <= self.data.len()
+    }
+
+    fn row(&self, p: usize, len: usize) -> &[f32] {
+        let start = p * self.stride + self.offset;
+        self.data.get(start..start + len).unwrap_or_default()
+    }
+}
+
+/// One query against `n` keys, any head size (the portable path).
+fn attend_any(query: &[f32], keys: Rows, values: Rows, n: usize, scale: f32, scores: &mut Vec<f32>, out: &mut [f32]) {
+    let hd = query.len();
+    scores.clear();
+    scores.extend((0..n).map(|p| dot(query, keys.row(p, hd)) * scale));
+    let sum = softmax_numerators(scores);
+    out.fill(0.0);
+    for (p, &w) in scores.iter().enumerate() {
+        for (o, &v) in out.iter_mut().zip(values.row(p, hd)) {
+            *o += w * v;
+        }
+    }
+    for o in out.iter_mut() {
+        *o /= sum;
+    }
+}
+
+fn simd_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    use super::{softmax_numerators, Rows};
+
+    /// Accumulators of the weighted sum of values kept in registers at once (eight of the
+    /// sixteen AVX2 registers; a 128-value head takes two passes).
+    const PASS: usize = 8;
+
+    /// One query against `n` keys, head size `query.len()` (a multiple of 8).
+    ///
+    /// # Safety
+    /// AVX2 and FMA must be available; `keys` and `values` must hold `n` rows of
+    /// `query.len()` values (`Rows::fits`); `out` must have `query.len()` values.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn attend(query: &[f32], keys: Rows, values: Rows, n: usize, scale: f32, scores: &mut Vec<f32>, out: &mut [f32]) {
+        let hd = query.len();
+        let chunks = hd / 8;
+        scores.clear();
+        scores.resize(n, 0.0);
+        let q = query.as_ptr();
+        let k = keys.data.as_ptr().add(keys.offset);
+        let mut p = 0;
+        // Four keys at a time: four independent sums share each load of the query.
+        while p + 4 <= n {
+            let mut a = [_mm256_setzero_ps(); 4];
+            for c in 0..chunks {
+                let qc = _mm256_loadu_ps(q.add(8 * c));
+                for (i, acc) in a.iter_mut().enumerate() {
+                    *acc = _mm256_fmadd_ps(qc, _mm256_loadu_ps(k.add((p + i) * keys.stride + 8 * c)), *acc);
+                }
+            }
+            let sums = hsum4(a);
+            _mm_storeu_ps(scores.as_mut_ptr().add(p), _mm_mul_ps(sums, _mm_set1_ps(scale)));
+            p += 4;
+        }
+        while p < n {
+            let mut acc = _mm256_setzero_ps();
+            for c in 0..chunks {
+                acc = _mm256_fmadd_ps(_mm256_loadu_ps(q.add(8 * c)), _mm256_loadu_ps(k.add(p * keys.stride + 8 * c)), acc);
+            }
+            scores[p] = hsum(acc) * scale;
+            p += 1;
+        }
+        let inv = 1.0 / softmax_numerators(scores);
+        let v = values.data.as_ptr().add(values.offset);
+        let mut c0 = 0;
+        while c0 < chunks {
+            let width = (chunks - c0).min(PASS);
+            let mut acc = [_mm256_setzero_ps(); PASS];
+            for (p, &w) in scores.iter().enumerate() {
+                let wv = _mm256_set1_ps(w);
+                let row = v.add(p * values.stride + 8 * c0);
+                for (c, a) in acc.iter_mut().enumerate().take(width) {
+                    *a = _mm256_fmadd_ps(wv, _mm256_loadu_ps(row.add(8 * c)), *a);
+                }
+            }
+            for (c, a) in acc.iter().enumerate().take(width) {
+                _mm256_storeu_ps(out.as_mut_ptr().add(8 * (c0 + c)), _mm256_mul_ps(*a, _mm256_set1_ps(inv)));
+            }
+            c0 += width;
+        }
+    }
+
+    /// The four horizontal sums of `a`, in order.
+    #[inline(always)]
+    unsafe fn hsum4(a: [__m256; 4]) -> __m128 {
+        let h01 = _mm256_hadd_ps(a[0], a[1]);
+        let h23 = _mm256_hadd_ps(a[2], a[3]);
+        let h = _mm256_hadd_ps(h01, h23);
+        _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1))
+    }
+
+    #[inline(always)]
+    unsafe fn hsum(a: __m256) -> f32 {
+        let s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+        let s = _mm_hadd_ps(s, s);
+        _mm_cvtss_f32(_mm_hadd_ps(s, s))
+    }
+}
+
+/// `e^(s - max)` in place; returns their sum.
+fn softmax_numerators(scores: &mut [f32]) -> f32 {
+    let max = scores.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+    let mut sum = 0f32;
+    for s in scores.iter_mut() {
+        *s = (*s - max).exp();
+        sum += *s;
+    }
+    sum
+}
+
+/// f32 dot product in eight running sums.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let mut ac = a.chunks_exact(8);
+    let mut bc = b.chunks_exact(8);
+    for (x, y) in (&mut ac).zip(&mut bc) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    let mut sum: f32 = acc.iter().sum();
+    for (x, y) in ac.remainder().iter().zip(bc.remainder()) {
+        sum += x * y;
+    }
+    sum
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(n: usize, seed: u32) -> Vec<f32> {
+        let mut s = seed;
+        (0..n)
+            .map(|_| {
+                s = s.wrapping_mul(1664525).wrapping_add(1013904223);
+                (s >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+            })
+            .collect()
+    }
+
+    /// Plain softmax attention in f64, the definition.
+    fn reference(shape: Shape, q: &[f32], k: &[f32], v: &[f32], pos: usize, m: usize) -> Vec<f32> {
+        let Shape { n_head, n_kv_head, head_dim: hd } = shape;
+        let kv_dim = n_kv_head * hd;
+        let mut out = vec![0f32; m * n_head * hd];
+        for t in 0..m {
+            for h in 0..n_head {
+                let g = h / (n_head / n_kv_head);
+                let qv = &q[(t * n_head + h) * hd..][..hd];
+                let s: Vec<f64> = (0..=pos + t)
+                    .map(|p| qv.iter().zip(&k[p * kv_dim + g * hd..][..hd]).map(|(a, b)| *a as f64 * *b as f64).sum::<f64>() / (hd as f64).sqrt())
+                    .collect();
+                let max = s.iter().cloned().fold(f64::MIN, f64::max);
+                let e: Vec<f64> = s.iter().map(|x| (x - max).exp()).collect();
+                let sum: f64 = e.iter().sum();
+                for d in 0..hd {
+                    let y: f64 = e.iter().enumerate().map(|(p, w)| w * v[p * kv_dim + g * hd + d] as f64).sum::<f64>() / sum;
+                    out[(t * n_head + h) * hd + d] = y as f32;
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn matches_the_definition_for_each_head_size_with_a_cached_prefix() {
+        let pool = Pool::new(2);
+        for hd in [64, 128, 40] {
+            let shape = Shape { n_head: 6, n_kv_head: 2, head_dim: hd };
+            let (pos, m) = (9, 7);
+            let kv_dim = 2 * hd;
+            let q = values(m * 6 * hd, 1);
+            let k = values((pos + m) * kv_dim, 2);
+            let v = values((pos + m) * kv_dim, 3);
+            let mut out = vec![f32::NAN; m * 6 * hd];
+            attention(&pool, shape, &q, &k, &v, pos, m, &mut out).unwrap();
+            let want = reference(shape, &q, &k, &v, pos, m);
+            for (i, (a, b)) in out.iter().zip(&want).enumerate() {
+                assert!((a - b).abs() < 1e-5, "hd {hd}, value {i}: {a} vs {b}");
+            }
+        }
+    }
+
+    /// The portable path (CPUs without AVX2/FMA) on its own.
+    #[test]
+    fn the_portable_path_matches_the_definition() {
+        let shape = Shape { n_head: 2, n_kv_head: 1, head_dim: 24 };
+        let (pos, m) = (5, 1);
+        let q = values(2 * 24, 4);
+        let k = values(6 * 24, 5);
+        let v = values(6 * 24, 6);
+        let want = reference(shape, &q, &k, &v, pos, m);
+        let mut out = vec![0f32; 24];
+        let rows = |data| Rows { data, stride: 24, offset: 0 };
+        attend_any(&q[24..], rows(&k), rows(&v), 6, 1.0 / 24f32.sqrt(), &mut Vec::new(), &mut out);
+        for (a, b) in out.iter().zip(&want[24..]) {
+            assert!((a - b).abs() < 1e-5, "{a} vs {b}");
+        }
+    }
+
+    #[test]
+    fn short_caches_are_an_error() {
+        let pool = Pool::new(1);
+        let shape = Shape { n_head: 2, n_kv_head: 1, head_dim: 64 };
+        let mut out = vec![0f32; 128];
+        assert!(attention(&pool, shape, &[0.0; 128], &[0.0; 64], &[0.0; 64], 3, 1, &mut out).is_err());
+    }
+}
