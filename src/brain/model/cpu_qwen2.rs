@@ -30,6 +30,9 @@ const CHUNKS_PER_THREAD: usize = 4;
 /// Least multiply-adds in one chunk (some tens of microseconds).
 const MIN_CHUNK_WORK: usize = 1 << 20;
 
+/// Weight rows computed at a time inside a chunk.
+const ROW_BLOCK: usize = 16;
+
 /// KV cache growth step, in positions.
 const CACHE_STEP: usize = 512;
 
@@ -296,15 +299,29 @@ fn layer_forward(pool: &Pool, c: &Qwen2Config, l: &mut Layer, s: &mut Scratch, p
     s.gate.resize(m * ff, 0.0);
     s.up.resize(m * ff, 0.0);
     matmul(pool, &mut [(&l.gate, &mut s.gate[..], None), (&l.up, &mut s.up[..], None)], &s.h, m, &mut s.q8_0, &mut s.q8k)?;
-    for (g, u) in s.gate.iter_mut().zip(&s.up) {
-        // candle's silu: x / (1 + e^-x), then times up.
-        *g = *g / (1.0 + (-*g).exp()) * u;
-    }
+    swiglu(pool, &mut s.gate, &s.up)?;
     matmul(pool, &mut [(&l.down, &mut s.out[..], None)], &s.gate, m, &mut s.q8_0, &mut s.q8k)?;
     for (x, o) in s.x.iter_mut().zip(&s.out) {
         *x += o;
     }
     Ok(())
+}
+
+/// `gate = silu(gate) * up` (candle's silu: `x / (1 + e^-x)`), split across the pool when
+/// long (a 256-token chunk of the 1.5B has 2.3 million, each with an exp).
+fn swiglu(pool: &Pool, gate: &mut [f32], up: &[f32]) -> Result<()> {
+    const PER_CHUNK: usize = 16_384;
+    let n = gate.len().min(up.len());
+    let shared = SharedOut::new(gate);
+    pool.run(n.div_ceil(PER_CHUNK), &|c| {
+        let range = c * PER_CHUNK..((c + 1) * PER_CHUNK).min(n);
+        // SAFETY: chunks cover disjoint ranges of `gate`, which outlives the step.
+        let g = unsafe { shared.slice(range.clone()) };
+        for (g, u) in g.iter_mut().zip(up.get(range).unwrap_or_default()) {
+            *g = *g / (1.0 + (-*g).exp()) * u;
+        }
+    })
+    .map_err(|e| candle_core::Error::Msg(e.to_string()))
 }
 
 /// Writes `m` rows of `width` values at positions `pos..pos + m`, dropping anything cached
@@ -387,17 +404,25 @@ fn matmul(
         let Some((i, range)) = chunks.get(c) else { return };
         let (Some(w), Some(&(out, n, bias))) = (weights.get(*i), outs.get(*i)) else { return };
         let input = if w.input_kind() == InputKind::Q8_0 { q8_0 } else { q8k };
-        let mut local = vec![0f32; range.len() * m];
-        w.dot_rows(range.clone(), input, &mut local);
-        for (j, col) in range.clone().zip(local.chunks_exact(m)) {
-            let b = bias.and_then(|b| b.get(j)).copied().unwrap_or(0.0);
-            for (t, &v) in col.iter().enumerate() {
-                // SAFETY: chunk ranges of one matrix are disjoint, so index t * n + j is
-                // written by this chunk only; `out` outlives the step.
-                if let Some(o) = unsafe { out.slice(t * n + j..t * n + j + 1) }.first_mut() {
-                    *o = v + b;
+        // Rows in blocks of ROW_BLOCK: a small buffer (a whole chunk's outputs in prefill ran
+        // to megabytes, and fresh pages cost their faults), written out as contiguous runs.
+        let mut local = vec![0f32; ROW_BLOCK.min(range.len()) * m];
+        let mut start = range.start;
+        while start < range.end {
+            let end = (start + ROW_BLOCK).min(range.end);
+            let block = local.get_mut(..(end - start) * m).unwrap_or_default();
+            w.dot_rows(start..end, input, block);
+            let bias = bias.and_then(|b| b.get(start..end));
+            for t in 0..m {
+                // SAFETY: chunk ranges of one matrix are disjoint, so `t * n + start..end`
+                // is written by this chunk only; `out` outlives the step.
+                let dst = unsafe { out.slice(t * n + start..t * n + end) };
+                for (k, o) in dst.iter_mut().enumerate() {
+                    let v = block.get(k * m + t).copied().unwrap_or(0.0);
+                    *o = v + bias.and_then(|b| b.get(k)).copied().unwrap_or(0.0);
                 }
             }
+            start = end;
         }
     })
     .map_err(|e| candle_core::Error::Msg(e.to_string()))

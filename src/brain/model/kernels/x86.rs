@@ -130,8 +130,8 @@ pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Ra
     }
     let kernel = Kernel { isa, ty, w, nb, row_bytes, x };
     for (j, out_j) in rows.zip(out.chunks_exact_mut(m.max(1))) {
-        let mut groups = out_j.chunks_exact_mut(4);
         let mut t = 0;
+        let mut groups = out_j.chunks_exact_mut(4);
         for out4 in &mut groups {
             // SAFETY: j < rows.end and t + 3 < m, checked against the slice sizes above.
             out4.copy_from_slice(unsafe { &kernel.dot4(j, t) });
@@ -251,6 +251,13 @@ mod avx2_ops {
         _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)))
     }
 
+    /// `acc` + the products of i16 `a` and `b`, adjacent pairs summed per i32 lane.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) fn dpwssd(acc: __m256i, a: __m256i, b: __m256i) -> __m256i {
+        _mm256_add_epi32(acc, _mm256_madd_epi16(a, b))
+    }
+
     /// `nibbles` (32 values < 16) with 16 added where bit i of `qh` is set (Q5_0's fifth bit).
     #[inline]
     #[target_feature(enable = "avx2")]
@@ -292,6 +299,13 @@ mod vnni_ops {
         _mm256_dpbusd_epi32(acc, u, s)
     }
 
+    /// One instruction for madd + add: the K-quant kernels' per-sub-block scaling.
+    #[inline]
+    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512vnni")]
+    pub(super) fn dpwssd(acc: __m256i, a: __m256i, b: __m256i) -> __m256i {
+        _mm256_dpwssd_epi32(acc, a, b)
+    }
+
     #[inline]
     #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
     pub(super) fn add_high_bits(nibbles: __m256i, qh: u32) -> __m256i {
@@ -320,7 +334,7 @@ macro_rules! isa_kernels {
         mod $isa {
             use std::arch::x86_64::*;
 
-            use super::$ops::{add_high_bits, dpbusd, q8_0_input, q8_0_unsigned, Q8_0_OFFSET_SHIFT};
+            use super::$ops::{add_high_bits, dpbusd, dpwssd, q8_0_input, q8_0_unsigned, Q8_0_OFFSET_SHIFT};
             use super::{Rows32, Q4K_BYTES, Q5_0_BYTES, Q6K_BYTES, Q8_0_BYTES, QK8_0};
 
             #[inline]
@@ -575,7 +589,7 @@ macro_rules! isa_kernels {
                         let mut sumi = _mm256_setzero_si256();
                         for k in 0..8 {
                             let p = _mm256_maddubs_epi16(q[k], load(x.add(4 + 32 * k)));
-                            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(s[k], p));
+                            sumi = dpwssd(sumi, s[k], p);
                         }
                         acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * d), _mm256_cvtepi32_ps(sumi), acc[t]);
                         // Mins times the sums of each 32 inputs (pairs of Q8_K's 16-value sums).
@@ -634,7 +648,7 @@ macro_rules! isa_kernels {
                         let mut sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
                         for k in 0..8 {
                             let p = _mm256_maddubs_epi16(q[k], load(x.add(4 + 32 * k)));
-                            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(s[k], p));
+                            sumi = dpwssd(sumi, s[k], p);
                         }
                         acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * d), _mm256_cvtepi32_ps(sumi), acc[t]);
                     }
