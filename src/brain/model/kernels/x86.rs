@@ -129,19 +129,31 @@ pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Ra
         return false;
     }
     let kernel = Kernel { isa, ty, w, nb, row_bytes, x };
-    for (j, out_j) in rows.zip(out.chunks_exact_mut(m.max(1))) {
-        let mut t = 0;
-        let mut groups = out_j.chunks_exact_mut(4);
-        for out4 in &mut groups {
-            // SAFETY: j < rows.end and t + 3 < m, checked against the slice sizes above.
-            out4.copy_from_slice(unsafe { &kernel.dot4(j, t) });
-            t += 4;
+    // Input rows in blocks that stay in L1 while every weight row of the call passes over
+    // them (in prefill all m rows are some hundred KiB and came from L2 for each weight row).
+    let x_row_bytes = match x {
+        Input::Q8_0(_) => cols,
+        Input::Q8K(_) => nb * Q8K_BYTES,
+    };
+    let t_block = (16_384 / x_row_bytes.max(1)).clamp(4, 64) / 4 * 4;
+    let mut t0 = 0;
+    while t0 < m {
+        let t1 = (t0 + t_block).min(m);
+        for (j, out_j) in rows.clone().zip(out.chunks_exact_mut(m.max(1))) {
+            let mut t = t0;
+            let mut groups = out_j.get_mut(t0..t1).unwrap_or_default().chunks_exact_mut(4);
+            for out4 in &mut groups {
+                // SAFETY: j < rows.end and t + 3 < m, checked against the slice sizes above.
+                out4.copy_from_slice(unsafe { &kernel.dot4(j, t) });
+                t += 4;
+            }
+            for o in groups.into_remainder() {
+                // SAFETY: as above, t < m.
+                *o = unsafe { kernel.dot1(j, t) };
+                t += 1;
+            }
         }
-        for o in groups.into_remainder() {
-            // SAFETY: as above, t < m.
-            *o = unsafe { kernel.dot1(j, t) };
-            t += 1;
-        }
+        t0 = t1;
     }
     true
 }
