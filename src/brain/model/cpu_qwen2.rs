@@ -378,10 +378,14 @@ fn matmul(
         candle_core::bail!("matmul operands disagree in shape");
     }
     if items.iter().any(|(w, _, _)| w.input_kind() == InputKind::Q8_0) {
-        q8_0.quantize(InputKind::Q8_0, x, m, cols);
+        if !q8_0.quantize_with(InputKind::Q8_0, x, m, cols, &|n, task| pool.run(n, task).is_ok()) {
+            candle_core::bail!("quantizing a matmul input failed");
+        }
     }
     if items.iter().any(|(w, _, _)| w.input_kind() == InputKind::Q8K) {
-        q8k.quantize(InputKind::Q8K, x, m, cols);
+        if !q8k.quantize_with(InputKind::Q8K, x, m, cols, &|n, task| pool.run(n, task).is_ok()) {
+            candle_core::bail!("quantizing a matmul input failed");
+        }
     }
     // A few chunks per thread (claimed dynamically, so a busy thread takes fewer), each with
     // enough work that claiming it is noise: with chunks of ~20 rows, claims cost the 1.5B's

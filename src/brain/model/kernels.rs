@@ -284,12 +284,25 @@ impl QuantInput {
     /// Quantizes `m` rows of `cols` values from `x` (row-major) for `kind`.
     /// `cols` must be a whole number of blocks of the kind (callers check with the matrix).
     pub fn quantize(&mut self, kind: InputKind, x: &[f32], m: usize, cols: usize) {
+        self.quantize_with(kind, x, m, cols, &|n, task| {
+            (0..n).for_each(task);
+            true
+        });
+    }
+
+    /// [`Self::quantize`] with the rows' quantization spread over `par` (the forward pass
+    /// gives its thread pool: a 256-row prefill chunk of the 1.5B's down projection has 2.3
+    /// million inputs, and quantizing them on one thread left the other idle). Returns false
+    /// when `par` does (a task failed; the input is then incomplete).
+    pub fn quantize_with(&mut self, kind: InputKind, x: &[f32], m: usize, cols: usize, par: ParFor) -> bool {
         self.m = m;
         self.cols = cols;
         self.kind = Some(kind);
         match kind {
             InputKind::Q8_0 => {
-                quantize_into(&mut self.q8_0, x, m, cols);
+                if !quantize_into(&mut self.q8_0, x, m, cols, par) {
+                    return false;
+                }
                 // Split each 34-byte block (f16 scale, 32 values) for the Q5_0 kernel.
                 self.q8_0_scales.clear();
                 self.q8_0_values.clear();
@@ -303,8 +316,24 @@ impl QuantInput {
                 interleave4(&self.q8_0_scales, m, cols / 32, &mut self.q8_0_scales4);
                 interleave4(&self.q8_0_sums, m, cols / 32, &mut self.q8_0_sums4);
             }
-            InputKind::Q8K => quantize_into(&mut self.q8k, x, m, cols),
+            InputKind::Q8K => return quantize_into(&mut self.q8k, x, m, cols, par),
         }
+        true
+    }
+}
+
+/// Runs `task(i)` for `i` in `0..n`, possibly in parallel; false when a task failed.
+pub type ParFor<'a> = &'a (dyn Fn(usize, &(dyn Fn(usize) + Sync)) -> bool + 'a);
+
+/// A block buffer's base pointer, shared by tasks that write disjoint rows.
+struct RowsPtr<T>(*mut T);
+
+// SAFETY: tasks write disjoint row ranges (see `quantize_into`), and the blocks are plain data.
+unsafe impl<T> Sync for RowsPtr<T> {}
+
+impl<T> RowsPtr<T> {
+    fn at(&self, offset: usize) -> *mut T {
+        self.0.wrapping_add(offset)
     }
 }
 
@@ -318,12 +347,23 @@ fn interleave4<T: Copy>(src: &[T], m: usize, nb: usize, dst: &mut Vec<T>) {
     }
 }
 
-fn quantize_into<T: GgmlType>(buf: &mut Vec<T>, x: &[f32], m: usize, cols: usize) {
+fn quantize_into<T: GgmlType>(buf: &mut Vec<T>, x: &[f32], m: usize, cols: usize, par: ParFor) -> bool {
+    /// Rows per task.
+    const ROWS: usize = 16;
     let per_row = cols / T::BLCK_SIZE;
+    let m = m.min(x.len() / cols.max(1));
     buf.resize(m * per_row, T::zeros());
-    for (src, dst) in x.chunks_exact(cols).zip(buf.chunks_exact_mut(per_row.max(1))).take(m) {
-        T::from_float(src, dst);
-    }
+    let base = RowsPtr(buf.as_mut_ptr());
+    par(m.div_ceil(ROWS), &|c| {
+        let rows = c * ROWS..((c + 1) * ROWS).min(m);
+        // SAFETY: `buf` has `m * per_row` blocks and outlives the tasks; each task writes the
+        // blocks of its own rows only.
+        let dst = unsafe { std::slice::from_raw_parts_mut(base.at(rows.start * per_row), rows.len() * per_row) };
+        let src = x.get(rows.start * cols..rows.end * cols).unwrap_or_default();
+        for (src, dst) in src.chunks_exact(cols.max(1)).zip(dst.chunks_exact_mut(per_row.max(1))) {
+            T::from_float(src, dst);
+        }
+    })
 }
 
 #[cfg(test)]
