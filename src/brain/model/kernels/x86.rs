@@ -17,6 +17,13 @@
 use std::ops::Range;
 use std::sync::OnceLock;
 
+#[path = "x86_512.rs"]
+mod x86_512;
+
+/// Whether the 512-bit kernels take two weight rows per call (measured: no faster than
+/// one, with two rows' unpacked blocks the registers spill).
+const PAIR_ROWS: bool = false;
+
 /// Bytes of one block of each type (ggml's layouts).
 pub(super) const Q8_0_BYTES: usize = 34;
 pub(super) const Q5_0_BYTES: usize = 22;
@@ -129,6 +136,13 @@ pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Ra
         return false;
     }
     let kernel = Kernel { isa, ty, w, nb, row_bytes, x };
+    if isa == Isa::Vnni && m >= 4 {
+        if let Input::Q8K(xq) = x {
+            // SAFETY: sizes checked above, VNNI available.
+            unsafe { kernel.rows_512(xq, rows, m, out) };
+            return true;
+        }
+    }
     for (j, out_j) in rows.zip(out.chunks_exact_mut(m.max(1))) {
         let mut t = 0;
         let mut groups = out_j.chunks_exact_mut(4);
@@ -157,6 +171,51 @@ struct Kernel<'a> {
 }
 
 impl Kernel<'_> {
+    /// Q4_K / Q6_K weight rows `rows` with all `m` Q8_K input rows `xq`, on the 512-bit
+    /// kernels: two weight rows and four input rows per call where they are there.
+    ///
+    /// # Safety
+    /// As [`Self::dot`] for every row and input row; `out` has `rows.len() * m` values.
+    #[inline]
+    unsafe fn rows_512(&self, xq: &[u8], rows: Range<usize>, m: usize, out: &mut [f32]) {
+        let q6 = self.ty == WeightType::Q6K;
+        let x_row = |t: usize| xq.as_ptr().add(t * self.nb * Q8K_BYTES);
+        let w_row = |j: usize| self.w.as_ptr().add(j * self.row_bytes);
+        let mut j = rows.start;
+        while j < rows.end {
+            let pair = PAIR_ROWS && j + 1 < rows.end;
+            let base = (j - rows.start) * m;
+            let mut t = 0;
+            while t < m {
+                let n = (m - t).min(4);
+                macro_rules! run {
+                    ($r:literal, $n:literal) => {{
+                        let w: [*const u8; $r] = std::array::from_fn(|r| w_row(j + r));
+                        let x: [*const u8; $n] = std::array::from_fn(|i| x_row(t + i));
+                        let res = if q6 { x86_512::dot::<true, $r, $n>(w, self.nb, x) } else { x86_512::dot::<false, $r, $n>(w, self.nb, x) };
+                        for (r, res) in res.iter().enumerate() {
+                            if let Some(o) = out.get_mut(base + r * m + t..base + r * m + t + $n) {
+                                o.copy_from_slice(res);
+                            }
+                        }
+                    }};
+                }
+                match (pair, n) {
+                    (true, 4) => run!(2, 4),
+                    (true, 3) => run!(2, 3),
+                    (true, 2) => run!(2, 2),
+                    (true, _) => run!(2, 1),
+                    (false, 4) => run!(1, 4),
+                    (false, 3) => run!(1, 3),
+                    (false, 2) => run!(1, 2),
+                    (false, _) => run!(1, 1),
+                }
+                t += n;
+            }
+            j += if pair { 2 } else { 1 };
+        }
+    }
+
     /// Weight row `j` with input row `t`.
     ///
     /// # Safety
