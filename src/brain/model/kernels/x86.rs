@@ -17,13 +17,6 @@
 use std::ops::Range;
 use std::sync::OnceLock;
 
-#[path = "x86_512.rs"]
-mod x86_512;
-
-/// Whether the 512-bit kernels take two weight rows per call (measured: no faster than
-/// one, with two rows' unpacked blocks the registers spill).
-const PAIR_ROWS: bool = false;
-
 /// Bytes of one block of each type (ggml's layouts).
 pub(super) const Q8_0_BYTES: usize = 34;
 pub(super) const Q5_0_BYTES: usize = 22;
@@ -143,19 +136,9 @@ pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Ra
         Input::Q8K(_) => nb * Q8K_BYTES,
     };
     let t_block = (16_384 / x_row_bytes.max(1)).clamp(4, 64) / 4 * 4;
-    let wide = match x {
-        Input::Q8K(xq) if isa == Isa::Vnni && m >= 4 => Some(xq),
-        _ => None,
-    };
     let mut t0 = 0;
     while t0 < m {
         let t1 = (t0 + t_block).min(m);
-        if let Some(xq) = wide {
-            // SAFETY: sizes checked above, VNNI available, t1 <= m.
-            unsafe { kernel.rows_512(xq, rows.clone(), m, t0..t1, out) };
-            t0 = t1;
-            continue;
-        }
         for (j, out_j) in rows.clone().zip(out.chunks_exact_mut(m.max(1))) {
             let mut t = t0;
             let mut groups = out_j.get_mut(t0..t1).unwrap_or_default().chunks_exact_mut(4);
@@ -186,51 +169,6 @@ struct Kernel<'a> {
 }
 
 impl Kernel<'_> {
-    /// Q4_K / Q6_K weight rows `rows` with all `m` Q8_K input rows `xq`, on the 512-bit
-    /// kernels: two weight rows and four input rows per call where they are there.
-    ///
-    /// # Safety
-    /// As [`Self::dot`] for every row and input row; `out` has `rows.len() * m` values.
-    #[inline]
-    unsafe fn rows_512(&self, xq: &[u8], rows: Range<usize>, m: usize, ts: Range<usize>, out: &mut [f32]) {
-        let q6 = self.ty == WeightType::Q6K;
-        let x_row = |t: usize| xq.as_ptr().add(t * self.nb * Q8K_BYTES);
-        let w_row = |j: usize| self.w.as_ptr().add(j * self.row_bytes);
-        let mut j = rows.start;
-        while j < rows.end {
-            let pair = PAIR_ROWS && j + 1 < rows.end;
-            let base = (j - rows.start) * m;
-            let mut t = ts.start;
-            while t < ts.end {
-                let n = (ts.end - t).min(4);
-                macro_rules! run {
-                    ($r:literal, $n:literal) => {{
-                        let w: [*const u8; $r] = std::array::from_fn(|r| w_row(j + r));
-                        let x: [*const u8; $n] = std::array::from_fn(|i| x_row(t + i));
-                        let res = if q6 { x86_512::dot::<true, $r, $n>(w, self.nb, x) } else { x86_512::dot::<false, $r, $n>(w, self.nb, x) };
-                        for (r, res) in res.iter().enumerate() {
-                            if let Some(o) = out.get_mut(base + r * m + t..base + r * m + t + $n) {
-                                o.copy_from_slice(res);
-                            }
-                        }
-                    }};
-                }
-                match (pair, n) {
-                    (true, 4) => run!(2, 4),
-                    (true, 3) => run!(2, 3),
-                    (true, 2) => run!(2, 2),
-                    (true, _) => run!(2, 1),
-                    (false, 4) => run!(1, 4),
-                    (false, 3) => run!(1, 3),
-                    (false, 2) => run!(1, 2),
-                    (false, _) => run!(1, 1),
-                }
-                t += n;
-            }
-            j += if pair { 2 } else { 1 };
-        }
-    }
-
     /// Weight row `j` with input row `t`.
     ///
     /// # Safety
