@@ -242,9 +242,9 @@ impl Kernel<'_> {
                 let xb: [*const u8; N] = std::array::from_fn(|i| x.as_ptr().add((t + i) * nb * Q8K_BYTES));
                 match (self.isa, self.ty) {
                     (Isa::Avx2, WeightType::Q6K) => avx2::q6k::<N>(w, nb, xb),
-                    (Isa::Vnni, WeightType::Q6K) => vnni::q6k::<N>(w, nb, xb),
+                    (Isa::Vnni, WeightType::Q6K) => wide::q6k::<N>(w, nb, xb),
                     (Isa::Avx2, _) => avx2::q4k::<N>(w, nb, xb),
-                    (Isa::Vnni, _) => vnni::q4k::<N>(w, nb, xb),
+                    (Isa::Vnni, _) => wide::q4k::<N>(w, nb, xb),
                 }
             }
         }
@@ -313,6 +313,7 @@ mod vnni_ops {
 
     /// One instruction for madd + add: the K-quant kernels' per-sub-block scaling.
     #[inline]
+    #[allow(dead_code)] // used by the VNNI `q4k` / `q6k`, which only the tests run now
     #[target_feature(enable = "avx2,avx512f,avx512vl,avx512vnni")]
     pub(super) fn dpwssd(acc: __m256i, a: __m256i, b: __m256i) -> __m256i {
         _mm256_dpwssd_epi32(acc, a, b)
@@ -572,6 +573,7 @@ macro_rules! isa_kernels {
             /// # Safety
             /// The features are available; `w` has `nb` blocks and each `xb[t]` too.
             #[target_feature(enable = $features)]
+            #[allow(dead_code)] // the VNNI instance: replaced by `wide::q4k`, its reference in tests
             pub(super) unsafe fn q4k<const N: usize>(w: *const u8, nb: usize, xb: [*const u8; N]) -> [f32; N] {
                 let m4 = _mm256_set1_epi8(0x0F);
                 let mut acc = [_mm256_setzero_ps(); N];
@@ -628,6 +630,7 @@ macro_rules! isa_kernels {
             /// # Safety
             /// As [`q4k`].
             #[target_feature(enable = $features)]
+            #[allow(dead_code)] // the VNNI instance: replaced by `wide::q6k`, its reference in tests
             pub(super) unsafe fn q6k<const N: usize>(w: *const u8, nb: usize, xb: [*const u8; N]) -> [f32; N] {
                 let m4 = _mm256_set1_epi8(0x0F);
                 let m2 = _mm256_set1_epi8(3);
@@ -673,3 +676,222 @@ macro_rules! isa_kernels {
 
 isa_kernels!(avx2, avx2_ops, "avx2,fma,f16c");
 isa_kernels!(vnni, vnni_ops, "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni");
+
+/// The K-quant kernels of the VNNI set on 512-bit registers, two sub-blocks per register:
+/// half the instructions (Zen4 runs a 512-bit operation as two 256-bit halves, so the gain
+/// is in issuing them). Every integer lane ends up holding exactly what the 256-bit
+/// kernel's lane holds (the two halves are added before the float work), and the float work
+/// is the same, so results are bit-identical to `vnni::q4k` / `vnni::q6k`: greedy outputs
+/// do not move.
+mod wide {
+    use std::arch::x86_64::*;
+
+    use super::{Q4K_BYTES, Q6K_BYTES, Q8K_BYTES};
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    unsafe fn f16_at(p: *const u8) -> f32 {
+        let bits = std::ptr::read_unaligned(p as *const u16);
+        _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(bits as i32)))
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    unsafe fn load(p: *const u8) -> __m256i {
+        _mm256_loadu_si256(p as *const __m256i)
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    fn join(lo: __m256i, hi: __m256i) -> __m512i {
+        _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1)
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    fn hsum(v: __m256) -> f32 {
+        let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+        _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    fn hsum128(s: __m128) -> f32 {
+        let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+        _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
+    }
+
+    /// Sum over the four sub-block pairs of `scale * maddubs(q, x)`, as the 256-bit
+    /// kernels' eight i32 lanes (the pair's two halves added).
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    unsafe fn scaled_sums(q: &[__m512i; 4], s: &[__m512i; 4], x: *const u8, init: __m256i) -> __m256i {
+        let mut sumi = _mm512_zextsi256_si512(init);
+        for j in 0..4 {
+            let xv = _mm512_loadu_si512(x.add(4 + 64 * j) as *const __m512i);
+            sumi = _mm512_dpwssd_epi32(sumi, s[j], _mm512_maddubs_epi16(q[j], xv));
+        }
+        _mm256_add_epi32(_mm512_castsi512_si256(sumi), _mm512_extracti64x4_epi64(sumi, 1))
+    }
+
+    /// As `vnni::q4k`, bit for bit.
+    ///
+    /// # Safety
+    /// AVX-512 F/BW/VL/VNNI, AVX2, FMA and F16C are available; `w` has `nb` blocks and each
+    /// `xb[t]` too.
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    pub(super) unsafe fn q4k<const N: usize>(w: *const u8, nb: usize, xb: [*const u8; N]) -> [f32; N] {
+        const KMASK1: u32 = 0x3f3f3f3f;
+        const KMASK2: u32 = 0x0f0f0f0f;
+        const KMASK3: u32 = 0x03030303;
+        let m4 = _mm256_set1_epi8(0x0F);
+        let mut acc = [_mm256_setzero_ps(); N];
+        let mut acc_m = [_mm_setzero_ps(); N];
+        for b in 0..nb {
+            let blk = w.add(b * Q4K_BYTES);
+            let d = f16_at(blk);
+            let dmin = f16_at(blk.add(2));
+            let p = blk.add(4) as *const u32;
+            let (u0, u1, u2) = (std::ptr::read_unaligned(p), std::ptr::read_unaligned(p.add(1)), std::ptr::read_unaligned(p.add(2)));
+            let sm = [u0 & KMASK1, (u2 & KMASK2) | (((u0 >> 6) & KMASK3) << 4), u1 & KMASK1, ((u2 >> 4) & KMASK2) | (((u1 >> 6) & KMASK3) << 4)];
+            let sc = _mm256_cvtepu8_epi16(_mm_set_epi32(sm[3] as i32, sm[2] as i32, sm[1] as i32, sm[0] as i32));
+            let mins = _mm256_extracti128_si256(sc, 1);
+            let sc = _mm256_permute2x128_si256(sc, sc, 0x00);
+            let scale = |k: usize| _mm256_shuffle_epi8(sc, _mm256_set1_epi16((2 * k as i16) | ((2 * k as i16 + 1) << 8)));
+            let mut q = [_mm512_setzero_si512(); 4];
+            let mut s = [_mm512_setzero_si512(); 4];
+            for j in 0..4 {
+                let bits = load(blk.add(16 + 32 * j));
+                q[j] = join(_mm256_and_si256(bits, m4), _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4));
+                s[j] = join(scale(2 * j), scale(2 * j + 1));
+            }
+            for t in 0..N {
+                let x = xb[t].add(b * Q8K_BYTES);
+                let dx = std::ptr::read_unaligned(x as *const f32);
+                let sumi = scaled_sums(&q, &s, x, _mm256_setzero_si256());
+                acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * d), _mm256_cvtepi32_ps(sumi), acc[t]);
+                let bsums = load(x.add(260));
+                let q8s = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
+                let prod = _mm_madd_epi16(mins, q8s);
+                acc_m[t] = _mm_fmadd_ps(_mm_set1_ps(-dx * dmin), _mm_cvtepi32_ps(prod), acc_m[t]);
+            }
+        }
+        let mut out = [0f32; N];
+        for t in 0..N {
+            out[t] = hsum(acc[t]) + hsum128(acc_m[t]);
+        }
+        out
+    }
+
+    /// As `vnni::q6k`, bit for bit.
+    ///
+    /// # Safety
+    /// As [`q4k`].
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    pub(super) unsafe fn q6k<const N: usize>(w: *const u8, nb: usize, xb: [*const u8; N]) -> [f32; N] {
+        let m4 = _mm256_set1_epi8(0x0F);
+        let m2 = _mm256_set1_epi8(3);
+        let high = |hb: __m256i, shift: i32| -> __m256i {
+            _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(hb, _mm_cvtsi32_si128(shift)), m2), 4)
+        };
+        let mut acc = [_mm256_setzero_ps(); N];
+        for b in 0..nb {
+            let blk = w.add(b * Q6K_BYTES);
+            let d = f16_at(blk.add(208));
+            let scales = _mm_loadu_si128(blk.add(192) as *const __m128i);
+            let mut q8 = [_mm256_setzero_si256(); 8];
+            for h in 0..2 {
+                let l0 = load(blk.add(64 * h));
+                let l1 = load(blk.add(64 * h + 32));
+                let hb = load(blk.add(128 + 32 * h));
+                q8[4 * h] = _mm256_or_si256(_mm256_and_si256(l0, m4), high(hb, 0));
+                q8[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(l1, m4), high(hb, 2));
+                q8[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), high(hb, 4));
+                q8[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), high(hb, 6));
+            }
+            let scale = |k: usize| {
+                let pick = _mm_set_epi64x(0x0101010101010101 * (2 * k as i64 + 1), 0x0101010101010101 * (2 * k as i64));
+                _mm256_cvtepi8_epi16(_mm_shuffle_epi8(scales, pick))
+            };
+            let mut q = [_mm512_setzero_si512(); 4];
+            let mut s = [_mm512_setzero_si512(); 4];
+            for j in 0..4 {
+                q[j] = join(q8[2 * j], q8[2 * j + 1]);
+                s[j] = join(scale(2 * j), scale(2 * j + 1));
+            }
+            let scales16 = _mm256_cvtepi8_epi16(scales);
+            for t in 0..N {
+                let x = xb[t].add(b * Q8K_BYTES);
+                let dx = std::ptr::read_unaligned(x as *const f32);
+                let offset = _mm256_madd_epi16(scales16, load(x.add(260)));
+                let init = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
+                let sumi = scaled_sums(&q, &s, x, init);
+                acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * d), _mm256_cvtepi32_ps(sumi), acc[t]);
+            }
+        }
+        let mut out = [0f32; N];
+        for t in 0..N {
+            out[t] = hsum(acc[t]);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Random bytes: every bit pattern of scales and values occurs (f16 scales kept finite).
+    fn blocks(n: usize, size: usize, seed: u64) -> Vec<u8> {
+        let mut s = seed;
+        (0..n * size)
+            .map(|_| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (s >> 56) as u8
+            })
+            .collect()
+    }
+
+    fn finite_f16(buf: &mut [u8], size: usize, at: usize) {
+        for block in buf.chunks_exact_mut(size) {
+            block[at + 1] &= 0x3b; // exponent well below infinity
+        }
+    }
+
+    /// The 512-bit K-quant kernels give exactly the 256-bit VNNI kernels' bits (which the
+    /// output-equality transcript was checked with).
+    #[test]
+    fn wide_k_quant_kernels_are_bit_identical_to_the_256_bit_ones() {
+        if !Isa::Vnni.available() {
+            return;
+        }
+        let nb = 6;
+        let mut x = blocks(4 * nb, Q8K_BYTES, 3);
+        for block in x.chunks_exact_mut(Q8K_BYTES) {
+            block[..4].copy_from_slice(&0.013f32.to_le_bytes());
+            // bsums consistent with the values, as Q8_K has them.
+            for g in 0..16 {
+                let sum: i32 = block[4 + 16 * g..4 + 16 * (g + 1)].iter().map(|&v| v as i8 as i32).sum();
+                block[260 + 2 * g..262 + 2 * g].copy_from_slice(&(sum as i16).to_le_bytes());
+            }
+        }
+        let xb: [*const u8; 4] = std::array::from_fn(|t| x.as_ptr().wrapping_add(t * nb * Q8K_BYTES));
+        let mut w4 = blocks(nb, Q4K_BYTES, 5);
+        finite_f16(&mut w4, Q4K_BYTES, 0);
+        finite_f16(&mut w4, Q4K_BYTES, 2);
+        let mut w6 = blocks(nb, Q6K_BYTES, 7);
+        finite_f16(&mut w6, Q6K_BYTES, 208);
+        // SAFETY: the features are available (checked), and the buffers hold nb blocks.
+        unsafe {
+            let (a, b) = (wide::q4k::<4>(w4.as_ptr(), nb, xb), vnni::q4k::<4>(w4.as_ptr(), nb, xb));
+            assert_eq!(a.map(f32::to_bits), b.map(f32::to_bits), "q4k x4: {a:?} vs {b:?}");
+            let (a, b) = (wide::q4k::<1>(w4.as_ptr(), nb, [xb[2]]), vnni::q4k::<1>(w4.as_ptr(), nb, [xb[2]]));
+            assert_eq!(a.map(f32::to_bits), b.map(f32::to_bits), "q4k x1");
+            let (a, b) = (wide::q6k::<4>(w6.as_ptr(), nb, xb), vnni::q6k::<4>(w6.as_ptr(), nb, xb));
+            assert_eq!(a.map(f32::to_bits), b.map(f32::to_bits), "q6k x4: {a:?} vs {b:?}");
+            let (a, b) = (wide::q6k::<1>(w6.as_ptr(), nb, [xb[1]]), vnni::q6k::<1>(w6.as_ptr(), nb, [xb[1]]));
+            assert_eq!(a.map(f32::to_bits), b.map(f32::to_bits), "q6k x1");
+        }
+    }
+}
