@@ -352,7 +352,7 @@ macro_rules! isa_kernels {
 
             #[inline]
             #[target_feature(enable = $features)]
-            fn hsum(v: __m256) -> f32 {
+            pub(super) fn hsum(v: __m256) -> f32 {
                 let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
                 let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
                 _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
@@ -360,7 +360,7 @@ macro_rules! isa_kernels {
 
             #[inline]
             #[target_feature(enable = $features)]
-            fn hsum128(s: __m128) -> f32 {
+            pub(super) fn hsum128(s: __m128) -> f32 {
                 let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
                 _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
             }
@@ -368,14 +368,14 @@ macro_rules! isa_kernels {
             /// The f16 at `p` (unaligned) as f32.
             #[inline]
             #[target_feature(enable = $features)]
-            unsafe fn f16_at(p: *const u8) -> f32 {
+            pub(super) unsafe fn f16_at(p: *const u8) -> f32 {
                 let bits = std::ptr::read_unaligned(p as *const u16);
                 _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(bits as i32)))
             }
 
             #[inline]
             #[target_feature(enable = $features)]
-            unsafe fn load(p: *const u8) -> __m256i {
+            pub(super) unsafe fn load(p: *const u8) -> __m256i {
                 _mm256_loadu_si256(p as *const __m256i)
             }
 
@@ -554,7 +554,7 @@ macro_rules! isa_kernels {
             /// Q4_K's twelve packed scale bytes as (8 scales, 8 mins), 6 bits each
             /// (ggml's `get_scale_min_k4`, four at a time).
             #[inline]
-            unsafe fn q4k_scales_mins(p: *const u8) -> [u32; 4] {
+            pub(super) unsafe fn q4k_scales_mins(p: *const u8) -> [u32; 4] {
                 const KMASK1: u32 = 0x3f3f3f3f;
                 const KMASK2: u32 = 0x0f0f0f0f;
                 const KMASK3: u32 = 0x03030303;
@@ -566,6 +566,17 @@ macro_rules! isa_kernels {
                     u1 & KMASK1,
                     ((u2 >> 4) & KMASK2) | (((u1 >> 6) & KMASK3) << 4),
                 ]
+            }
+
+            /// A Q4_K block's scale, min scale, the eight sub-block scales as i16 (in both
+            /// 128-bit halves) and the eight mins as i16.
+            #[inline]
+            #[target_feature(enable = $features)]
+            pub(super) unsafe fn q4k_header(blk: *const u8) -> (f32, f32, __m256i, __m128i) {
+                let sm = q4k_scales_mins(blk.add(4));
+                let sc = _mm256_cvtepu8_epi16(_mm_set_epi32(sm[3] as i32, sm[2] as i32, sm[1] as i32, sm[0] as i32));
+                let mins = _mm256_extracti128_si256(sc, 1);
+                (f16_at(blk), f16_at(blk.add(2)), _mm256_permute2x128_si256(sc, sc, 0x00), mins)
             }
 
             /// Q4_K weight row `w` (`nb` super-blocks) with `N` Q8_K input rows `xb`.
@@ -580,12 +591,7 @@ macro_rules! isa_kernels {
                 let mut acc_m = [_mm_setzero_ps(); N];
                 for b in 0..nb {
                     let blk = w.add(b * Q4K_BYTES);
-                    let d = f16_at(blk);
-                    let dmin = f16_at(blk.add(2));
-                    let sm = q4k_scales_mins(blk.add(4));
-                    let sc = _mm256_cvtepu8_epi16(_mm_set_epi32(sm[3] as i32, sm[2] as i32, sm[1] as i32, sm[0] as i32));
-                    let mins = _mm256_extracti128_si256(sc, 1);
-                    let sc = _mm256_permute2x128_si256(sc, sc, 0x00);
+                    let (d, dmin, sc, mins) = q4k_header(blk);
                     // Sub-block k (32 values) with its scale in every i16 lane.
                     let mut q = [_mm256_setzero_si256(); 8];
                     let mut s = [_mm256_setzero_si256(); 8];
@@ -686,40 +692,13 @@ isa_kernels!(vnni, vnni_ops, "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni
 mod wide {
     use std::arch::x86_64::*;
 
+    use super::vnni::{f16_at, hsum, hsum128, load, q4k_header};
     use super::{Q4K_BYTES, Q6K_BYTES, Q8K_BYTES};
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
-    unsafe fn f16_at(p: *const u8) -> f32 {
-        let bits = std::ptr::read_unaligned(p as *const u16);
-        _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(bits as i32)))
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
-    unsafe fn load(p: *const u8) -> __m256i {
-        _mm256_loadu_si256(p as *const __m256i)
-    }
 
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
     fn join(lo: __m256i, hi: __m256i) -> __m512i {
         _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1)
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
-    fn hsum(v: __m256) -> f32 {
-        let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-        let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-        _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
-    fn hsum128(s: __m128) -> f32 {
-        let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-        _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
     }
 
     /// Sum over the four sub-block pairs of `scale * maddubs(q, x)`, as the 256-bit
@@ -742,22 +721,12 @@ mod wide {
     /// `xb[t]` too.
     #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
     pub(super) unsafe fn q4k<const N: usize>(w: *const u8, nb: usize, xb: [*const u8; N]) -> [f32; N] {
-        const KMASK1: u32 = 0x3f3f3f3f;
-        const KMASK2: u32 = 0x0f0f0f0f;
-        const KMASK3: u32 = 0x03030303;
         let m4 = _mm256_set1_epi8(0x0F);
         let mut acc = [_mm256_setzero_ps(); N];
         let mut acc_m = [_mm_setzero_ps(); N];
         for b in 0..nb {
             let blk = w.add(b * Q4K_BYTES);
-            let d = f16_at(blk);
-            let dmin = f16_at(blk.add(2));
-            let p = blk.add(4) as *const u32;
-            let (u0, u1, u2) = (std::ptr::read_unaligned(p), std::ptr::read_unaligned(p.add(1)), std::ptr::read_unaligned(p.add(2)));
-            let sm = [u0 & KMASK1, (u2 & KMASK2) | (((u0 >> 6) & KMASK3) << 4), u1 & KMASK1, ((u2 >> 4) & KMASK2) | (((u1 >> 6) & KMASK3) << 4)];
-            let sc = _mm256_cvtepu8_epi16(_mm_set_epi32(sm[3] as i32, sm[2] as i32, sm[1] as i32, sm[0] as i32));
-            let mins = _mm256_extracti128_si256(sc, 1);
-            let sc = _mm256_permute2x128_si256(sc, sc, 0x00);
+            let (d, dmin, sc, mins) = q4k_header(blk);
             let scale = |k: usize| _mm256_shuffle_epi8(sc, _mm256_set1_epi16((2 * k as i16) | ((2 * k as i16 + 1) << 8)));
             let mut q = [_mm512_setzero_si512(); 4];
             let mut s = [_mm512_setzero_si512(); 4];
