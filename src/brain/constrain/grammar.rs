@@ -119,6 +119,7 @@ fn read_tools(tools: &[Value]) -> Result<Vec<Tool>, ConstrainError> {
         }
         let mut args = args;
         close_objects(&mut args);
+        bound_strings(&mut args);
         out.push(Tool { name: name.to_string(), args });
     }
     Ok(out)
@@ -127,21 +128,47 @@ fn read_tools(tools: &[Value]) -> Result<Vec<Tool>, ConstrainError> {
 /// Sets `additionalProperties: false` on every object schema that lists `properties` and
 /// says nothing about other keys, so the model cannot invent parameters.
 fn close_objects(schema: &mut Value) {
+    for_each_schema(schema, &mut |map| {
+        if map.contains_key("properties") && !map.contains_key("additionalProperties") {
+            map.insert("additionalProperties".into(), Value::Bool(false));
+        }
+    });
+}
+
+/// Longest string argument, in characters, where the schema sets no bound of its own.
+/// Greedy small models can loop inside a string ("cos(30) * sin(45) + cos(30) * ..."):
+/// unbounded, such a loop runs into the token budget and cuts the decision mid-call, so it
+/// no longer parses. 256 characters is far beyond a path, query or expression and keeps a
+/// few calls inside the profiles' 512-token budget.
+pub const MAX_STRING_CHARS: u64 = 256;
+
+/// Gives every plain string schema (no length bound, enum, const or pattern of its own) a
+/// `maxLength` of [`MAX_STRING_CHARS`].
+fn bound_strings(schema: &mut Value) {
+    for_each_schema(schema, &mut |map| {
+        let is_string = map.get("type").and_then(Value::as_str) == Some("string");
+        let bounded = ["maxLength", "enum", "const", "pattern", "format"].iter().any(|k| map.contains_key(*k));
+        if is_string && !bounded {
+            map.insert("maxLength".into(), json!(MAX_STRING_CHARS));
+        }
+    });
+}
+
+/// Calls `f` on `schema` and every schema nested in it.
+fn for_each_schema(schema: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
     let Value::Object(map) = schema else { return };
-    if map.contains_key("properties") && !map.contains_key("additionalProperties") {
-        map.insert("additionalProperties".into(), Value::Bool(false));
-    }
+    f(map);
     for (key, value) in map.iter_mut() {
         match key.as_str() {
             "properties" | "patternProperties" | "$defs" | "definitions" => {
                 if let Value::Object(children) = value {
-                    children.values_mut().for_each(close_objects);
+                    children.values_mut().for_each(|c| for_each_schema(c, f));
                 }
             }
-            "items" | "additionalProperties" | "additionalItems" => close_objects(value),
+            "items" | "additionalProperties" | "additionalItems" => for_each_schema(value, f),
             "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
                 if let Value::Array(children) = value {
-                    children.iter_mut().for_each(close_objects);
+                    children.iter_mut().for_each(|c| for_each_schema(c, f));
                 }
             }
             _ => {}

@@ -253,10 +253,10 @@ fn parameter_objects_are_closed_unless_free_form() {
         json!({"type": "object", "properties": {
             "to": {"type": "string", "enum": ["csv", "json", "markdown"]},
             "options": {"type": "object", "properties": {
-                "sep": {"type": "string"},
+                "sep": {"type": "string", "maxLength": MAX_STRING_CHARS},
                 "header": {"type": "boolean"}
             }, "required": ["sep"], "additionalProperties": false},
-            "columns": {"type": "array", "items": {"type": "string"}},
+            "columns": {"type": "array", "items": {"type": "string", "maxLength": MAX_STRING_CHARS}},
             "threshold": {"type": "number"},
             "extra": {"type": "object"}
         }, "required": ["to"], "additionalProperties": false})
@@ -264,6 +264,21 @@ fn parameter_objects_are_closed_unless_free_form() {
     // A tool without a parameters schema takes an empty object.
     let bare = read_tools(&[json!({"name": "ping"})]).unwrap();
     assert_eq!(bare, vec![Tool { name: "ping".into(), args: json!({"type": "object", "properties": {}, "additionalProperties": false}) }]);
+}
+
+/// A string argument stops at MAX_STRING_CHARS characters (a looping model cannot run it
+/// into the token budget); schemas with their own bound keep it.
+#[test]
+fn string_arguments_are_bounded() {
+    let call = |path: &str| format!(r#"{{"tool_calls": [{{"id": "call_001", "name": "file_reader", "args": {{"path": "{path}"}}}}], "content": ""}}"#);
+    let longest = "a".repeat(MAX_STRING_CHARS as usize);
+    let too_long = "a".repeat(MAX_STRING_CHARS as usize + 1);
+    Check::new(&tools(), Target::Envelope(KeyOrder::CallsFirst)).verdicts(&[&call(&longest), &call("docs/a.txt")], &[&call(&too_long)]);
+    let own = read_tools(&[json!({"name": "t", "parameters": {"type": "object", "properties": {
+        "s": {"type": "string", "maxLength": 4000}, "e": {"type": "string", "enum": ["x"]}
+    }}})])
+    .unwrap();
+    assert_eq!(own[0].args["properties"], json!({"s": {"type": "string", "maxLength": 4000}, "e": {"type": "string", "enum": ["x"]}}));
 }
 
 #[test]
