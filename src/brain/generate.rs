@@ -145,7 +145,10 @@ struct Shared {
 }
 
 enum Request {
-    Generate { prompt: String, params: GenParams, events: mpsc::Sender<Event>, cancel: Arc<AtomicBool> },
+    /// `acks`: one message per piece once the caller has handled it (and passed on a
+    /// cancel its callback set), so a cancel from the callback lands before the next token
+    /// even when tokens come faster than threads wake.
+    Generate { prompt: String, params: GenParams, events: mpsc::Sender<Event>, acks: mpsc::Receiver<()>, cancel: Arc<AtomicBool> },
     CachedTokens { reply: mpsc::Sender<Vec<u32>> },
     Reset,
 }
@@ -291,12 +294,20 @@ impl ModelHandle {
     ) -> Result<Generation, BrainError> {
         let stop = Arc::new(AtomicBool::new(cancel.load(Ordering::Relaxed)));
         let (events, inbox) = mpsc::channel();
+        let (ack, acks) = mpsc::channel();
         self.requests
-            .send(Request::Generate { prompt: prompt.to_string(), params, events, cancel: stop.clone() })
+            .send(Request::Generate { prompt: prompt.to_string(), params, events, acks, cancel: stop.clone() })
             .map_err(|_| BrainError::Generation("the decoder thread has stopped".into()))?;
         loop {
             match inbox.recv_timeout(Duration::from_millis(5)) {
-                Ok(Event::Piece(piece)) => on_token(&piece),
+                Ok(Event::Piece(piece)) => {
+                    on_token(&piece);
+                    if cancel.load(Ordering::Relaxed) {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    // The decoder waits for this before its next token.
+                    let _ = ack.send(());
+                }
                 Ok(Event::Done(result)) => return result,
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => {
@@ -338,10 +349,10 @@ impl Decoder {
     fn serve(&mut self, inbox: mpsc::Receiver<Request>) {
         while let Ok(request) = inbox.recv() {
             match request {
-                Request::Generate { prompt, params, events, cancel } => {
+                Request::Generate { prompt, params, events, acks, cancel } => {
                     let mut emit = |piece: String| {
                         // The caller went away: nobody wants the rest.
-                        if events.send(Event::Piece(piece)).is_err() {
+                        if events.send(Event::Piece(piece)).is_err() || acks.recv().is_err() {
                             cancel.store(true, Ordering::Relaxed);
                         }
                     };

@@ -190,3 +190,4 @@ fn qwen3_and_llama_ggufs_run_on_candles_models_and_clear_to_start_over() {
         assert!(max_diff(&first, &again) < 1e-4, "{architecture}");
     }
 }
+
