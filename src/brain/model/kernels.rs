@@ -72,6 +72,13 @@ pub struct QuantInput {
     q8_0_scales4: Vec<f32>,
     q8_0_sums4: Vec<i32>,
     q8k: Vec<BlockQ8K>,
+    /// Per group of four Q8_K rows and block, interleaved (`[(4 * nb * g + 4 * b + t) * n]`):
+    /// the rows' scales (`n = 1`), sums of each 32 values (`n = 8`) and the blocks' own
+    /// 16-value sums (`n = 16`), so the grouped K-quant kernels load them for four (or two)
+    /// rows at once instead of unpacking them per weight row.
+    q8k_d4: Vec<f32>,
+    q8k_sums4: Vec<i16>,
+    q8k_bsums4: Vec<i16>,
 }
 
 /// The bytes of a slice of blocks.
@@ -231,11 +238,12 @@ mod simd {
             scales4: &x.q8_0_scales4,
             sums4: &x.q8_0_sums4,
         });
+        let q8k = x86::Input::Q8K(x86::Q8KRows { blocks: as_bytes(&x.q8k), d4: &x.q8k_d4, sums4: &x.q8k_sums4, bsums4: &x.q8k_bsums4 });
         let (ty, bytes, input) = match &w.blocks {
             Blocks::Q8_0(b) => (x86::WeightType::Q8_0, as_bytes(b), q8_0),
             Blocks::Q5_0(b) => (x86::WeightType::Q5_0, as_bytes(b), q8_0),
-            Blocks::Q4K(b) => (x86::WeightType::Q4K, as_bytes(b), x86::Input::Q8K(as_bytes(&x.q8k))),
-            Blocks::Q6K(b) => (x86::WeightType::Q6K, as_bytes(b), x86::Input::Q8K(as_bytes(&x.q8k))),
+            Blocks::Q4K(b) => (x86::WeightType::Q4K, as_bytes(b), q8k),
+            Blocks::Q6K(b) => (x86::WeightType::Q6K, as_bytes(b), q8k),
         };
         x86::dot_rows(isa, ty, bytes, w.cols, rows, input, x.m, out)
     }
@@ -316,9 +324,40 @@ impl QuantInput {
                 interleave4(&self.q8_0_scales, m, cols / 32, &mut self.q8_0_scales4);
                 interleave4(&self.q8_0_sums, m, cols / 32, &mut self.q8_0_sums4);
             }
-            InputKind::Q8K => return quantize_into(&mut self.q8k, x, m, cols, par),
+            InputKind::Q8K => {
+                if !quantize_into(&mut self.q8k, x, m, cols, par) {
+                    return false;
+                }
+                self.interleave_q8k(m, cols / 256);
+            }
         }
         true
+    }
+}
+
+impl QuantInput {
+    /// Fills `q8k_d4`, `q8k_sums4` and `q8k_bsums4` from the Q8_K blocks of `m` rows of
+    /// `nb` blocks (complete groups of four rows only).
+    fn interleave_q8k(&mut self, m: usize, nb: usize) {
+        self.q8k_d4.clear();
+        self.q8k_sums4.clear();
+        self.q8k_bsums4.clear();
+        let grouped = m / 4 * 4;
+        let Some(rows) = self.q8k.get(..grouped * nb) else { return };
+        let block = |t: usize, b: usize| rows.get(t * nb + b);
+        for g in 0..grouped / 4 {
+            for b in 0..nb {
+                for t in 4 * g..4 * g + 4 {
+                    let Some(blk) = block(t, b) else { return };
+                    let bytes = as_bytes(std::slice::from_ref(blk));
+                    let d = bytes.get(..4).and_then(|d| <[u8; 4]>::try_from(d).ok()).map_or(0.0, f32::from_le_bytes);
+                    let bsums: Vec<i16> = bytes.get(260..292).unwrap_or_default().chunks_exact(2).map(|p| i16::from_le_bytes([p[0], p[1]])).collect();
+                    self.q8k_d4.push(d);
+                    self.q8k_sums4.extend(bsums.chunks_exact(2).map(|p| p[0].wrapping_add(p[1])));
+                    self.q8k_bsums4.extend_from_slice(&bsums);
+                }
+            }
+        }
     }
 }
 

@@ -100,8 +100,18 @@ impl WeightType {
 #[derive(Clone, Copy)]
 pub(super) enum Input<'a> {
     Q8_0(Q8_0Rows<'a>),
-    /// Q8_K blocks as bytes (`d: f32, qs: [i8; 256], bsums: [i16; 16]`).
-    Q8K(&'a [u8]),
+    Q8K(Q8KRows<'a>),
+}
+
+/// Q8_K input rows: the blocks as bytes (`d: f32, qs: [i8; 256], bsums: [i16; 16]`) and,
+/// per group of four rows and block, their scales, 32-value sums and 16-value sums side by
+/// side (`[(4 * nb * g + 4 * b + t) * n]`, `n` = 1, 8, 16).
+#[derive(Clone, Copy)]
+pub(super) struct Q8KRows<'a> {
+    pub blocks: &'a [u8],
+    pub d4: &'a [f32],
+    pub sums4: &'a [i16],
+    pub bsums4: &'a [i16],
 }
 
 /// `out[(j - rows.start) * m + t] = dot(weight row j, input row t)` for weights `w` (the
@@ -122,7 +132,10 @@ pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Ra
                 && x.scales4.len() >= grouped
                 && x.sums4.len() >= grouped
         }
-        (WeightType::Q4K | WeightType::Q6K, Input::Q8K(x)) => x.len() >= m * nb * Q8K_BYTES,
+        (WeightType::Q4K | WeightType::Q6K, Input::Q8K(x)) => {
+            let grouped = m / 4 * 4 * nb;
+            x.blocks.len() >= m * nb * Q8K_BYTES && x.d4.len() >= grouped && x.sums4.len() >= 8 * grouped && x.bsums4.len() >= 16 * grouped
+        }
         _ => false,
     };
     if !inputs_fit || !isa.available() || !cols.is_multiple_of(block) || w.len() < rows.end.saturating_mul(row_bytes) || out.len() < rows.len().saturating_mul(m) {
@@ -135,13 +148,25 @@ pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Ra
         Input::Q8_0(_) => cols,
         Input::Q8K(_) => nb * Q8K_BYTES,
     };
-    let t_block = (16_384 / x_row_bytes.max(1)).clamp(4, 64) / 4 * 4;
+    let t_block = (16_384 / x_row_bytes.max(1)).clamp(8, 64) / 8 * 8;
+    let grouped = matches!((isa, x), (Isa::Vnni, Input::Q8K(_)));
     let mut t0 = 0;
     while t0 < m {
         let t1 = (t0 + t_block).min(m);
         for (j, out_j) in rows.clone().zip(out.chunks_exact_mut(m.max(1))) {
             let mut t = t0;
-            let mut groups = out_j.get_mut(t0..t1).unwrap_or_default().chunks_exact_mut(4);
+            let mut out_t = out_j.get_mut(t0..t1).unwrap_or_default();
+            if grouped {
+                let mut eights = out_t.chunks_exact_mut(8);
+                for out8 in &mut eights {
+                    // SAFETY: j < rows.end and t + 7 < m, checked against the slice sizes
+                    // above; t is a multiple of 4 (t0 and t_block are).
+                    out8.copy_from_slice(unsafe { &kernel.dot8(j, t) });
+                    t += 8;
+                }
+                out_t = eights.into_remainder();
+            }
+            let mut groups = out_t.chunks_exact_mut(4);
             for out4 in &mut groups {
                 // SAFETY: j < rows.end and t + 3 < m, checked against the slice sizes above.
                 out4.copy_from_slice(unsafe { &kernel.dot4(j, t) });
@@ -197,7 +222,11 @@ impl Kernel<'_> {
     /// As [`Self::dot`].
     #[inline]
     unsafe fn dot4(&self, j: usize, t: usize) -> [f32; 4] {
-        let Input::Q8_0(x) = self.x else { return self.dot::<4>(j, t) };
+        let x = match self.x {
+            Input::Q8K(x) if self.isa == Isa::Vnni => return self.grouped::<1>(j, t, x)[0],
+            Input::Q8K(_) => return self.dot::<4>(j, t),
+            Input::Q8_0(x) => x,
+        };
         let w = self.w.as_ptr().add(j * self.row_bytes);
         let (nb, cols) = (self.nb, self.nb * QK8_0);
         let rows = Rows32::<4> {
@@ -212,6 +241,35 @@ impl Kernel<'_> {
             (Isa::Vnni, WeightType::Q5_0) => vnni::row32x4::<true>(w, nb, rows, scales4, sums4),
             (Isa::Avx2, _) => avx2::row32x4::<false>(w, nb, rows, scales4, sums4),
             (Isa::Vnni, _) => vnni::row32x4::<false>(w, nb, rows, scales4, sums4),
+        }
+    }
+
+    /// Weight row `j` with input rows `t..t + 8` (Q8_K inputs, VNNI only).
+    ///
+    /// # Safety
+    /// As [`Self::grouped`].
+    #[inline]
+    unsafe fn dot8(&self, j: usize, t: usize) -> [f32; 8] {
+        let Input::Q8K(x) = self.x else { return [0.0; 8] };
+        let [a, b] = self.grouped::<2>(j, t, x);
+        std::array::from_fn(|i| if i < 4 { a[i] } else { b[i - 4] })
+    }
+
+    /// Weight row `j` (Q4_K or Q6_K) with the `G` groups of four input rows from `t`.
+    ///
+    /// # Safety
+    /// Row `j` must lie in `w`, rows `t..t + 4 G` in the input, `t` be a multiple of 4, the
+    /// interleaved arrays hold those groups, and VNNI be available.
+    #[inline]
+    unsafe fn grouped<const G: usize>(&self, j: usize, t: usize, x: Q8KRows) -> [[f32; 4]; G] {
+        let w = self.w.as_ptr().add(j * self.row_bytes);
+        let nb = self.nb;
+        let xb: [[*const u8; 4]; G] = std::array::from_fn(|g| std::array::from_fn(|i| x.blocks.as_ptr().add((t + 4 * g + i) * nb * Q8K_BYTES)));
+        // Group t / 4 starts at 4 * nb * (t / 4) = nb * t values of one row each.
+        let groups = wide::Groups { d4: x.d4.as_ptr().add(nb * t), sums4: x.sums4.as_ptr().add(8 * nb * t), bsums4: x.bsums4.as_ptr().add(16 * nb * t) };
+        match self.ty {
+            WeightType::Q6K => wide::q6k_groups::<G>(w, nb, xb, groups),
+            _ => wide::q4k_groups::<G>(w, nb, xb, groups),
         }
     }
 
@@ -239,7 +297,7 @@ impl Kernel<'_> {
                 }
             }
             Input::Q8K(x) => {
-                let xb: [*const u8; N] = std::array::from_fn(|i| x.as_ptr().add((t + i) * nb * Q8K_BYTES));
+                let xb: [*const u8; N] = std::array::from_fn(|i| x.blocks.as_ptr().add((t + i) * nb * Q8K_BYTES));
                 match (self.isa, self.ty) {
                     (Isa::Avx2, WeightType::Q6K) => avx2::q6k::<N>(w, nb, xb),
                     (Isa::Vnni, WeightType::Q6K) => wide::q6k::<N>(w, nb, xb),
@@ -706,12 +764,113 @@ mod wide {
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
     unsafe fn scaled_sums(q: &[__m512i; 4], s: &[__m512i; 4], x: *const u8, init: __m256i) -> __m256i {
-        let mut sumi = _mm512_zextsi256_si512(init);
+        let sumi = unpaired_sums(q, s, x, _mm512_zextsi256_si512(init));
+        _mm256_add_epi32(_mm512_castsi512_si256(sumi), _mm512_extracti64x4_epi64(sumi, 1))
+    }
+
+    /// [`scaled_sums`] before its halves are added.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    unsafe fn unpaired_sums(q: &[__m512i; 4], s: &[__m512i; 4], x: *const u8, init: __m512i) -> __m512i {
+        let mut sumi = init;
         for j in 0..4 {
             let xv = _mm512_loadu_si512(x.add(4 + 64 * j) as *const __m512i);
             sumi = _mm512_dpwssd_epi32(sumi, s[j], _mm512_maddubs_epi16(q[j], xv));
         }
-        _mm256_add_epi32(_mm512_castsi512_si256(sumi), _mm512_extracti64x4_epi64(sumi, 1))
+        sumi
+    }
+
+    /// [`scaled_sums`] of two input rows in one register (lanes 0..8 the first's, 8..16
+    /// the second's), so their float work takes one instruction each instead of two.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    unsafe fn two_scaled_sums(q: &[__m512i; 4], s: &[__m512i; 4], x0: *const u8, x1: *const u8, init: __m512i) -> __m512i {
+        let (a, b) = (unpaired_sums(q, s, x0, _mm512_setzero_si512()), unpaired_sums(q, s, x1, _mm512_setzero_si512()));
+        let halves = _mm512_add_epi32(_mm512_shuffle_i64x2::<0x44>(a, b), _mm512_shuffle_i64x2::<0xEE>(a, b));
+        _mm512_add_epi32(halves, init)
+    }
+
+    /// The interleaved per-group values of [`super::Q8KRows`], from the first group of a call.
+    #[derive(Clone, Copy)]
+    pub(super) struct Groups {
+        pub d4: *const f32,
+        pub sums4: *const i16,
+        pub bsums4: *const i16,
+    }
+
+    /// Lane `i` of `v` in lanes `0..8`, lane `i + 1` in `8..16`.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    fn spread_pair(v: __m128, i: i32) -> __m512 {
+        let idx = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi32(i)), _mm256_set1_epi32(i + 1), 1);
+        _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(v))
+    }
+
+    /// Lane `i` of `v` in lanes `4 i..4 i + 4`.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    fn spread_quad(v: __m128) -> __m512 {
+        let idx = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+        _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(v))
+    }
+
+    /// Each input row's 256-bit float sums, `[[row 4 g + 2 p, row 4 g + 2 p + 1]; 2]` per group.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    fn halves(v: __m512) -> [__m256; 2] {
+        [_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(v)))]
+    }
+
+    /// As `vnni::q4k` on `4 G` input rows, bit for bit: the same integer sums and the same
+    /// float operations per lane, but two rows share each float instruction (four for the
+    /// mins), and their scales and 32-value sums come precomputed per group.
+    ///
+    /// # Safety
+    /// As [`q4k`], and `groups` holds `G` groups of `nb` blocks.
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    pub(super) unsafe fn q4k_groups<const G: usize>(w: *const u8, nb: usize, xb: [[*const u8; 4]; G], groups: Groups) -> [[f32; 4]; G] {
+        let m4 = _mm256_set1_epi8(0x0F);
+        let mut acc = [[_mm512_setzero_ps(); 2]; G];
+        let mut acc_m = [_mm512_setzero_ps(); G];
+        for b in 0..nb {
+            let blk = w.add(b * Q4K_BYTES);
+            let (d, dmin, sc, mins) = q4k_header(blk);
+            let scale = |k: usize| _mm256_shuffle_epi8(sc, _mm256_set1_epi16((2 * k as i16) | ((2 * k as i16 + 1) << 8)));
+            let mut q = [_mm512_setzero_si512(); 4];
+            let mut s = [_mm512_setzero_si512(); 4];
+            for j in 0..4 {
+                let bits = load(blk.add(16 + 32 * j));
+                q[j] = join(_mm256_and_si256(bits, m4), _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4));
+                s[j] = join(scale(2 * j), scale(2 * j + 1));
+            }
+            let mins4 = _mm512_broadcast_i32x4(mins);
+            for g in 0..G {
+                let at = g * nb + b;
+                let dx = _mm_loadu_ps(groups.d4.add(4 * at));
+                // (-dx) * dmin of the one-row kernel is dx * -dmin: the same float.
+                let dm = spread_quad(_mm_mul_ps(dx, _mm_set1_ps(-dmin)));
+                let prod = _mm512_madd_epi16(mins4, _mm512_loadu_si512(groups.sums4.add(32 * at) as *const __m512i));
+                acc_m[g] = _mm512_fmadd_ps(dm, _mm512_cvtepi32_ps(prod), acc_m[g]);
+                let dd = _mm_mul_ps(dx, _mm_set1_ps(d));
+                for p in 0..2 {
+                    let x = |i: usize| xb[g][2 * p + i].add(b * Q8K_BYTES);
+                    let sumi = two_scaled_sums(&q, &s, x(0), x(1), _mm512_setzero_si512());
+                    acc[g][p] = _mm512_fmadd_ps(spread_pair(dd, 2 * p as i32), _mm512_cvtepi32_ps(sumi), acc[g][p]);
+                }
+            }
+        }
+        let mut out = [[0f32; 4]; G];
+        for g in 0..G {
+            let mut mins = [0f32; 16];
+            _mm512_storeu_ps(mins.as_mut_ptr(), acc_m[g]);
+            for p in 0..2 {
+                for (i, half) in halves(acc[g][p]).into_iter().enumerate() {
+                    let t = 2 * p + i;
+                    out[g][t] = hsum(half) + hsum128(_mm_loadu_ps(mins.as_ptr().add(4 * t)));
+                }
+            }
+        }
+        out
     }
 
     /// As `vnni::q4k`, bit for bit.
@@ -805,6 +964,77 @@ mod wide {
         }
         out
     }
+
+    /// Q6_K block `blk` unpacked for [`unpaired_sums`]: values, scales, and the sixteen
+    /// scales as i16 (for the `-32` offset).
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    unsafe fn q6k_unpack(blk: *const u8) -> ([__m512i; 4], [__m512i; 4], __m256i) {
+        let m4 = _mm256_set1_epi8(0x0F);
+        let m2 = _mm256_set1_epi8(3);
+        let high = |hb: __m256i, shift: i32| -> __m256i {
+            _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(hb, _mm_cvtsi32_si128(shift)), m2), 4)
+        };
+        let scales = _mm_loadu_si128(blk.add(192) as *const __m128i);
+        let mut q8 = [_mm256_setzero_si256(); 8];
+        for h in 0..2 {
+            let l0 = load(blk.add(64 * h));
+            let l1 = load(blk.add(64 * h + 32));
+            let hb = load(blk.add(128 + 32 * h));
+            q8[4 * h] = _mm256_or_si256(_mm256_and_si256(l0, m4), high(hb, 0));
+            q8[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(l1, m4), high(hb, 2));
+            q8[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), high(hb, 4));
+            q8[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), high(hb, 6));
+        }
+        let scale = |k: usize| {
+            let pick = _mm_set_epi64x(0x0101010101010101 * (2 * k as i64 + 1), 0x0101010101010101 * (2 * k as i64));
+            _mm256_cvtepi8_epi16(_mm_shuffle_epi8(scales, pick))
+        };
+        let mut q = [_mm512_setzero_si512(); 4];
+        let mut s = [_mm512_setzero_si512(); 4];
+        for j in 0..4 {
+            q[j] = join(q8[2 * j], q8[2 * j + 1]);
+            s[j] = join(scale(2 * j), scale(2 * j + 1));
+        }
+        (q, s, _mm256_cvtepi8_epi16(scales))
+    }
+
+    /// As `vnni::q6k` on `4 G` input rows, bit for bit (see [`q4k_groups`]).
+    ///
+    /// # Safety
+    /// As [`q4k_groups`].
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    pub(super) unsafe fn q6k_groups<const G: usize>(w: *const u8, nb: usize, xb: [[*const u8; 4]; G], groups: Groups) -> [[f32; 4]; G] {
+        let mut acc = [[_mm512_setzero_ps(); 2]; G];
+        for b in 0..nb {
+            let blk = w.add(b * Q6K_BYTES);
+            let d = f16_at(blk.add(208));
+            let (q, s, scales16) = q6k_unpack(blk);
+            let scales16 = _mm512_broadcast_i64x4(scales16);
+            for g in 0..G {
+                let at = g * nb + b;
+                let dd = _mm_mul_ps(_mm_loadu_ps(groups.d4.add(4 * at)), _mm_set1_ps(d));
+                for p in 0..2 {
+                    // Both rows' 16-value sums in one load: the -32 offset of each lane.
+                    let bsums = _mm512_loadu_si512(groups.bsums4.add(16 * (4 * at + 2 * p)) as *const __m512i);
+                    let offset = _mm512_madd_epi16(scales16, bsums);
+                    let init = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32::<5>(offset));
+                    let x = |i: usize| xb[g][2 * p + i].add(b * Q8K_BYTES);
+                    let sumi = two_scaled_sums(&q, &s, x(0), x(1), init);
+                    acc[g][p] = _mm512_fmadd_ps(spread_pair(dd, 2 * p as i32), _mm512_cvtepi32_ps(sumi), acc[g][p]);
+                }
+            }
+        }
+        let mut out = [[0f32; 4]; G];
+        for g in 0..G {
+            for p in 0..2 {
+                for (i, half) in halves(acc[g][p]).into_iter().enumerate() {
+                    out[g][2 * p + i] = hsum(half);
+                }
+            }
+        }
+        out
+    }
 }
 
 #[cfg(test)]
@@ -861,6 +1091,47 @@ mod tests {
             assert_eq!(a.map(f32::to_bits), b.map(f32::to_bits), "q6k x4: {a:?} vs {b:?}");
             let (a, b) = (wide::q6k::<1>(w6.as_ptr(), nb, [xb[1]]), vnni::q6k::<1>(w6.as_ptr(), nb, [xb[1]]));
             assert_eq!(a.map(f32::to_bits), b.map(f32::to_bits), "q6k x1");
+        }
+    }
+
+    /// The grouped K-quant kernels (four and eight input rows, scales and sums interleaved
+    /// by `QuantInput`) give exactly the 256-bit VNNI kernels' bits, row by row.
+    #[test]
+    fn grouped_k_quant_kernels_are_bit_identical_to_the_256_bit_ones() {
+        if !Isa::Vnni.available() {
+            return;
+        }
+        let (nb, m) = (6, 11);
+        let mut s = 77u64;
+        let x: Vec<f32> = (0..m * nb * 256)
+            .map(|_| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((s >> 33) as f32 / (1u64 << 31) as f32) * 2.0 - 1.0
+            })
+            .collect();
+        let mut input = super::super::QuantInput::new();
+        input.quantize(super::super::InputKind::Q8K, &x, m, nb * 256);
+        let rows = Q8KRows { blocks: super::super::as_bytes(&input.q8k), d4: &input.q8k_d4, sums4: &input.q8k_sums4, bsums4: &input.q8k_bsums4 };
+        let mut w4 = blocks(3 * nb, Q4K_BYTES, 5);
+        finite_f16(&mut w4, Q4K_BYTES, 0);
+        finite_f16(&mut w4, Q4K_BYTES, 2);
+        let mut w6 = blocks(3 * nb, Q6K_BYTES, 7);
+        finite_f16(&mut w6, Q6K_BYTES, 208);
+        for (ty, w, size) in [(WeightType::Q4K, &w4, Q4K_BYTES), (WeightType::Q6K, &w6, Q6K_BYTES)] {
+            let kernel = Kernel { isa: Isa::Vnni, ty, w, nb, row_bytes: nb * size, x: Input::Q8K(rows) };
+            for j in 0..3 {
+                let one = |t: usize| -> [f32; 4] {
+                    let xb: [*const u8; 4] = std::array::from_fn(|i| rows.blocks.as_ptr().wrapping_add((t + i) * nb * Q8K_BYTES));
+                    let wj = w.as_ptr().wrapping_add(j * nb * size);
+                    // SAFETY: VNNI is available; row j and input rows t..t + 4 lie in the buffers.
+                    unsafe { if ty == WeightType::Q6K { vnni::q6k::<4>(wj, nb, xb) } else { vnni::q4k::<4>(wj, nb, xb) } }
+                };
+                let want: Vec<u32> = [one(0), one(4)].concat().into_iter().map(f32::to_bits).collect();
+                // SAFETY: as above, for rows 0..8 (two complete groups).
+                let (eight, four) = unsafe { (kernel.dot8(j, 0), kernel.dot4(j, 4)) };
+                assert_eq!(eight.map(f32::to_bits).to_vec(), want, "{ty:?} row {j}, eight rows");
+                assert_eq!(four.map(f32::to_bits).to_vec(), want[4..], "{ty:?} row {j}, four rows");
+            }
         }
     }
 }
