@@ -18,7 +18,7 @@ use std::io::{Read, Seek, SeekFrom};
 use candle_core::quantized::gguf_file;
 use candle_core::{Device, Tensor};
 
-use super::attention;
+use super::attention::{self, KvCache};
 use super::kernels::{InputKind, QuantInput, QuantMatrix};
 use super::pool::{Pool, SharedOut};
 use super::qwen2::Qwen2Config;
@@ -49,9 +49,8 @@ struct Layer {
     bv: Vec<f32>,
     attn_norm: Vec<f32>,
     ffn_norm: Vec<f32>,
-    /// Cached keys and values, `[position][kv_head * head_dim]`.
-    k_cache: Vec<f32>,
-    v_cache: Vec<f32>,
+    k_cache: KvCache,
+    v_cache: KvCache,
 }
 
 /// Activation buffers, sized for the largest chunk seen so far.
@@ -119,8 +118,8 @@ impl CpuQwen2 {
                 bv: Vec::new(),
                 attn_norm: Vec::new(),
                 ffn_norm: Vec::new(),
-                k_cache: Vec::new(),
-                v_cache: Vec::new(),
+                k_cache: KvCache::new(config.n_kv_head, config.head_dim),
+                v_cache: KvCache::new(config.n_kv_head, config.head_dim),
             });
         }
         let mut vector = |name: &str| -> Result<Vec<f32>> {
@@ -282,8 +281,8 @@ fn layer_forward(pool: &Pool, c: &Qwen2Config, l: &mut Layer, s: &mut Scratch, p
             rope(head, cos_t, sin_t);
         }
     }
-    append_cache(&mut l.k_cache, pos, kv_dim, &s.k[..m * kv_dim]);
-    append_cache(&mut l.v_cache, pos, kv_dim, &s.v[..m * kv_dim]);
+    l.k_cache.write(pos, &s.k[..m * kv_dim], CACHE_STEP);
+    l.v_cache.write(pos, &s.v[..m * kv_dim], CACHE_STEP);
     s.attn.resize(m * q_dim, 0.0);
     let shape = attention::Shape { n_head: c.n_head, n_kv_head: c.n_kv_head, head_dim: c.head_dim };
     attention::attention(pool, shape, &s.q, &l.k_cache, &l.v_cache, pos, m, &mut s.attn).map_err(|e| candle_core::Error::Msg(e.to_string()))?;
@@ -322,18 +321,6 @@ fn swiglu(pool: &Pool, gate: &mut [f32], up: &[f32]) -> Result<()> {
         }
     })
     .map_err(|e| candle_core::Error::Msg(e.to_string()))
-}
-
-/// Writes `m` rows of `width` values at positions `pos..pos + m`, dropping anything cached
-/// past `pos` and growing the buffer in steps of [`CACHE_STEP`] positions.
-fn append_cache(cache: &mut Vec<f32>, pos: usize, width: usize, rows: &[f32]) {
-    cache.truncate(pos * width);
-    let needed = cache.len() + rows.len();
-    if needed > cache.capacity() {
-        let positions = needed.div_ceil(width.max(1)).next_multiple_of(CACHE_STEP);
-        cache.reserve_exact(positions * width - cache.len());
-    }
-    cache.extend_from_slice(rows);
 }
 
 /// candle's fused RMSNorm: `x / sqrt(mean(x²) + eps) * w`.
