@@ -71,6 +71,13 @@ pub struct QuantInput {
     /// so the four-row kernels load them with one vector load.
     q8_0_scales4: Vec<f32>,
     q8_0_sums4: Vec<i32>,
+    /// Per group of eight rows and block, the values transposed in 4-byte pieces
+    /// (`[(8 * nb * g + 8 * b + k) * 8 + t]`: piece k of row t) and the rows' scales and
+    /// sums side by side (`[8 * nb * g + 8 * b + t]`), so one 32-byte load holds a piece of
+    /// all eight rows and the VNNI kernel needs no horizontal sums.
+    q8_0_values8: Vec<[i8; 4]>,
+    q8_0_scales8: Vec<f32>,
+    q8_0_sums8: Vec<i32>,
     q8k: Vec<BlockQ8K>,
     /// Per group of four Q8_K rows and block, interleaved (`[(4 * nb * g + 4 * b + t) * n]`):
     /// the rows' scales (`n = 1`), sums of each 32 values (`n = 8`) and the blocks' own
@@ -237,6 +244,9 @@ mod simd {
             sums: &x.q8_0_sums,
             scales4: &x.q8_0_scales4,
             sums4: &x.q8_0_sums4,
+            values8: &x.q8_0_values8,
+            scales8: &x.q8_0_scales8,
+            sums8: &x.q8_0_sums8,
         });
         let q8k = x86::Input::Q8K(x86::Q8KRows { blocks: as_bytes(&x.q8k), d4: &x.q8k_d4, sums4: &x.q8k_sums4, bsums4: &x.q8k_bsums4 });
         let (ty, bytes, input) = match &w.blocks {
@@ -323,6 +333,7 @@ impl QuantInput {
                 }
                 interleave4(&self.q8_0_scales, m, cols / 32, &mut self.q8_0_scales4);
                 interleave4(&self.q8_0_sums, m, cols / 32, &mut self.q8_0_sums4);
+                self.transpose8(m, cols / 32);
             }
             InputKind::Q8K => {
                 if !quantize_into(&mut self.q8k, x, m, cols, par) {
@@ -336,6 +347,30 @@ impl QuantInput {
 }
 
 impl QuantInput {
+    /// Fills `q8_0_values8`, `q8_0_scales8` and `q8_0_sums8` from the split Q8_0 rows
+    /// (`m` rows of `nb` blocks; complete groups of eight rows only).
+    fn transpose8(&mut self, m: usize, nb: usize) {
+        self.q8_0_values8.clear();
+        self.q8_0_scales8.clear();
+        self.q8_0_sums8.clear();
+        let cols = nb * 32;
+        for g in 0..m / 8 {
+            for b in 0..nb {
+                for k in 0..8 {
+                    for t in 8 * g..8 * g + 8 {
+                        let at = t * cols + 32 * b + 4 * k;
+                        let piece = self.q8_0_values.get(at..at + 4).and_then(|p| <[i8; 4]>::try_from(p).ok()).unwrap_or_default();
+                        self.q8_0_values8.push(piece);
+                    }
+                }
+                for t in 8 * g..8 * g + 8 {
+                    self.q8_0_scales8.push(self.q8_0_scales.get(t * nb + b).copied().unwrap_or(0.0));
+                    self.q8_0_sums8.push(self.q8_0_sums.get(t * nb + b).copied().unwrap_or(0));
+                }
+            }
+        }
+    }
+
     /// Fills `q8k_d4`, `q8k_sums4` and `q8k_bsums4` from the Q8_K blocks of `m` rows of
     /// `nb` blocks (complete groups of four rows only).
     fn interleave_q8k(&mut self, m: usize, nb: usize) {

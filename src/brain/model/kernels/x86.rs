@@ -67,6 +67,11 @@ pub(super) struct Q8_0Rows<'a> {
     /// Per group of four rows and block, the four rows' scales and sums side by side.
     pub scales4: &'a [f32],
     pub sums4: &'a [i32],
+    /// Per group of eight rows: values in 4-byte pieces of all eight rows, scales, sums
+    /// (see `QuantInput`).
+    pub values8: &'a [[i8; 4]],
+    pub scales8: &'a [f32],
+    pub sums8: &'a [i32],
 }
 
 /// `N` Q8_0 input rows for one kernel call: values, block scales and block sums.
@@ -125,12 +130,15 @@ pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Ra
     let row_bytes = nb * block_bytes;
     let inputs_fit = match (ty, x) {
         (WeightType::Q8_0 | WeightType::Q5_0, Input::Q8_0(x)) => {
-            let grouped = m / 4 * 4 * nb;
+            let (grouped, grouped8) = (m / 4 * 4 * nb, m / 8 * 8 * nb);
             x.values.len() >= m * cols
                 && x.scales.len() >= m * nb
                 && x.sums.len() >= m * nb
                 && x.scales4.len() >= grouped
                 && x.sums4.len() >= grouped
+                && x.values8.len() * 4 >= grouped8 * QK8_0
+                && x.scales8.len() >= grouped8
+                && x.sums8.len() >= grouped8
         }
         (WeightType::Q4K | WeightType::Q6K, Input::Q8K(x)) => {
             let grouped = m / 4 * 4 * nb;
@@ -149,7 +157,7 @@ pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Ra
         Input::Q8K(_) => nb * Q8K_BYTES,
     };
     let t_block = (16_384 / x_row_bytes.max(1)).clamp(8, 64) / 8 * 8;
-    let grouped = matches!((isa, x), (Isa::Vnni, Input::Q8K(_)));
+    let grouped = isa == Isa::Vnni;
     let mut t0 = 0;
     while t0 < m {
         let t1 = (t0 + t_block).min(m);
@@ -244,14 +252,33 @@ impl Kernel<'_> {
         }
     }
 
-    /// Weight row `j` with input rows `t..t + 8` (Q8_K inputs, VNNI only).
+    /// Weight row `j` with input rows `t..t + 8`, `t` a multiple of 8 (VNNI only).
     ///
     /// # Safety
     /// As [`Self::grouped`].
     #[inline]
     unsafe fn dot8(&self, j: usize, t: usize) -> [f32; 8] {
-        let Input::Q8K(x) = self.x else { return [0.0; 8] };
-        let [a, b] = self.grouped::<2>(j, t, x);
+        let x = match self.x {
+            Input::Q8K(x) => {
+                let [a, b] = self.grouped::<2>(j, t, x);
+                return std::array::from_fn(|i| if i < 4 { a[i] } else { b[i - 4] });
+            }
+            Input::Q8_0(x) => x,
+        };
+        let w = self.w.as_ptr().add(j * self.row_bytes);
+        let (nb, cols) = (self.nb, self.nb * QK8_0);
+        let rows = |t: usize| Rows32::<4> {
+            values: std::array::from_fn(|i| x.values.as_ptr().add((t + i) * cols)),
+            scales: std::array::from_fn(|i| x.scales.as_ptr().add((t + i) * nb)),
+            sums: std::array::from_fn(|i| x.sums.as_ptr().add((t + i) * nb)),
+        };
+        // Group t / 8 starts at 8 * nb * (t / 8) = nb * t pieces, scales and sums.
+        let rows8 = wide::Rows8 { values: x.values8.as_ptr().add(nb * t * 8) as *const i8, scales: x.scales8.as_ptr().add(nb * t), sums: x.sums8.as_ptr().add(nb * t) };
+        let [a, b] = if self.ty == WeightType::Q5_0 {
+            wide::row32x8::<true>(w, nb, rows8, [rows(t), rows(t + 4)])
+        } else {
+            wide::row32x8::<false>(w, nb, rows8, [rows(t), rows(t + 4)])
+        };
         std::array::from_fn(|i| if i < 4 { a[i] } else { b[i - 4] })
     }
 
@@ -441,7 +468,7 @@ macro_rules! isa_kernels {
             /// as unsigned bytes for `dpbusd`, and the raw Q8_0 values (for the sign trick).
             #[inline]
             #[target_feature(enable = $features)]
-            unsafe fn block32<const Q5: bool>(w: *const u8, b: usize) -> (f32, __m256i, __m256i) {
+            pub(super) unsafe fn block32<const Q5: bool>(w: *const u8, b: usize) -> (f32, __m256i, __m256i) {
                 if Q5 {
                     let blk = w.add(b * Q5_0_BYTES);
                     let qh = std::ptr::read_unaligned(blk.add(2) as *const u32);
@@ -470,7 +497,7 @@ macro_rules! isa_kernels {
 
             /// log2 of what each input block sum is multiplied by and subtracted: the offset
             /// of the unsigned weights (Q5_0: 16; Q8_0: [`Q8_0_OFFSET_SHIFT`]).
-            const fn offset_shift<const Q5: bool>() -> Option<i32> {
+            pub(super) const fn offset_shift<const Q5: bool>() -> Option<i32> {
                 if Q5 {
                     Some(4)
                 } else {
@@ -481,7 +508,7 @@ macro_rules! isa_kernels {
             /// Adds block `b` of weight row `w` times the `N` input rows to `acc`.
             #[inline]
             #[target_feature(enable = $features)]
-            unsafe fn add_block32<const Q5: bool, const N: usize>(w: *const u8, b: usize, x: &Rows32<N>, acc: &mut [__m256; N]) {
+            pub(super) unsafe fn add_block32<const Q5: bool, const N: usize>(w: *const u8, b: usize, x: &Rows32<N>, acc: &mut [__m256; N]) {
                 let (dw, q, raw) = block32::<Q5>(w, b);
                 for t in 0..N {
                     let offset = match offset_shift::<Q5>() {
@@ -750,8 +777,62 @@ isa_kernels!(vnni, vnni_ops, "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni
 mod wide {
     use std::arch::x86_64::*;
 
-    use super::vnni::{f16_at, hsum, hsum128, load, q4k_header};
-    use super::{Q4K_BYTES, Q6K_BYTES, Q8K_BYTES};
+    use super::vnni::{add_block32, block32, f16_at, hsum, hsum128, load, offset_shift, q4k_header};
+    use super::{Rows32, Q4K_BYTES, Q6K_BYTES, Q8K_BYTES};
+
+    /// A group of eight Q8_0 input rows in the transposed layout of `QuantInput`, from its
+    /// first block.
+    pub(super) struct Rows8 {
+        pub values: *const i8,
+        pub scales: *const f32,
+        pub sums: *const i32,
+    }
+
+    /// As `vnni::row32x4` on eight input rows, bit for bit: one lane per input row, so
+    /// each block's eight pieces of four weight values are broadcast to every lane and
+    /// multiplied with one load of the eight rows' pieces, and the block sums come out of
+    /// `vpdpbusd` whole (the four-row kernel gathers them with horizontal adds). Even and odd
+    /// blocks go to separate accumulators, as the four-row kernel's two lane halves; a last
+    /// odd block is the four-row kernel's own.
+    ///
+    /// # Safety
+    /// As `vnni::row32x4` for both groups of four (`x`), and `rows8` holds the eight rows'
+    /// `nb` blocks.
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    pub(super) unsafe fn row32x8<const Q5: bool>(w: *const u8, nb: usize, rows8: Rows8, x: [Rows32<4>; 2]) -> [[f32; 4]; 2] {
+        let mut acc = [_mm256_setzero_ps(); 2];
+        let pairs = nb / 2 * 2;
+        for b in 0..pairs {
+            let (dw, q, _) = block32::<Q5>(w, b);
+            let mut sumi = _mm256_setzero_si256();
+            if let Some(shift) = offset_shift::<Q5>() {
+                let sums = _mm256_loadu_si256(rows8.sums.add(8 * b) as *const __m256i);
+                sumi = _mm256_sub_epi32(sumi, _mm256_sll_epi32(sums, _mm_cvtsi32_si128(shift)));
+            }
+            let xb = rows8.values.add(256 * b) as *const u8;
+            for k in 0..8 {
+                let piece = _mm256_permutevar8x32_epi32(q, _mm256_set1_epi32(k as i32));
+                sumi = _mm256_dpbusd_epi32(sumi, piece, load(xb.add(32 * k)));
+            }
+            let d = _mm256_mul_ps(_mm256_set1_ps(dw), _mm256_loadu_ps(rows8.scales.add(8 * b)));
+            acc[b & 1] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(sumi), acc[b & 1]);
+        }
+        let mut even = [0f32; 8];
+        let mut odd = [0f32; 8];
+        _mm256_storeu_ps(even.as_mut_ptr(), acc[0]);
+        _mm256_storeu_ps(odd.as_mut_ptr(), acc[1]);
+        let mut out = [[0f32; 4]; 2];
+        for (g, x) in x.iter().enumerate() {
+            let mut tail = [_mm256_setzero_ps(); 4];
+            if pairs < nb {
+                add_block32::<Q5, 4>(w, pairs, x, &mut tail);
+            }
+            for t in 0..4 {
+                out[g][t] = (even[4 * g + t] + odd[4 * g + t]) + hsum(tail[t]);
+            }
+        }
+        out
+    }
 
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
@@ -1092,6 +1173,88 @@ mod tests {
             let (a, b) = (wide::q6k::<1>(w6.as_ptr(), nb, [xb[1]]), vnni::q6k::<1>(w6.as_ptr(), nb, [xb[1]]));
             assert_eq!(a.map(f32::to_bits), b.map(f32::to_bits), "q6k x1");
         }
+    }
+
+    /// Eight Q8_0 input rows quantized by `QuantInput` from deterministic values.
+    fn q8_0_input(nb: usize, seed: u64) -> super::super::QuantInput {
+        let m = 8;
+        let mut s = seed;
+        let x: Vec<f32> = (0..m * nb * 32)
+            .map(|_| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((s >> 33) as f32 / (1u64 << 31) as f32) * 2.0 - 1.0
+            })
+            .collect();
+        let mut input = super::super::QuantInput::new();
+        input.quantize(super::super::InputKind::Q8_0, &x, m, nb * 32);
+        input
+    }
+
+    fn q8_0_rows(input: &super::super::QuantInput) -> Q8_0Rows<'_> {
+        Q8_0Rows {
+            values: &input.q8_0_values,
+            scales: &input.q8_0_scales,
+            sums: &input.q8_0_sums,
+            scales4: &input.q8_0_scales4,
+            sums4: &input.q8_0_sums4,
+            values8: &input.q8_0_values8,
+            scales8: &input.q8_0_scales8,
+            sums8: &input.q8_0_sums8,
+        }
+    }
+
+    /// The eight-row Q8_0 / Q5_0 kernel gives exactly the four-row kernel's bits (even and
+    /// odd block counts: the odd one ends with a block of its own).
+    #[test]
+    fn eight_row_q8_0_and_q5_0_kernels_are_bit_identical_to_the_four_row_one() {
+        if !Isa::Vnni.available() {
+            return;
+        }
+        for nb in [28, 7] {
+            let input = q8_0_input(nb, 91);
+            for (ty, size) in [(WeightType::Q5_0, Q5_0_BYTES), (WeightType::Q8_0, Q8_0_BYTES)] {
+                let mut w = blocks(3 * nb, size, 13);
+                finite_f16(&mut w, size, 0);
+                let kernel = Kernel { isa: Isa::Vnni, ty, w: &w, nb, row_bytes: nb * size, x: Input::Q8_0(q8_0_rows(&input)) };
+                for j in 0..3 {
+                    // SAFETY: VNNI is available; row j and input rows 0..8 lie in the buffers.
+                    let (eight, four) = unsafe { (kernel.dot8(j, 0), [kernel.dot4(j, 0), kernel.dot4(j, 4)].concat()) };
+                    assert_eq!(eight.map(f32::to_bits).to_vec(), four.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "{ty:?} nb {nb} row {j}");
+                }
+            }
+        }
+    }
+
+    /// The eight-row Q5_0 kernel against two calls of the four-row one, alternating, best
+    /// of many (robust to a busy machine):
+    /// `cargo test --release --lib eight_row_speed -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn eight_row_speed() {
+        if !Isa::Vnni.available() {
+            return;
+        }
+        let (nb, rows) = (28, 896);
+        let input = q8_0_input(nb, 5);
+        let w = blocks(rows * nb, Q5_0_BYTES, 3);
+        let kernel = Kernel { isa: Isa::Vnni, ty: WeightType::Q5_0, w: &w, nb, row_bytes: nb * Q5_0_BYTES, x: Input::Q8_0(q8_0_rows(&input)) };
+        let (mut four, mut eight, mut sink) = (f64::MAX, f64::MAX, 0f32);
+        for _ in 0..50 {
+            let start = std::time::Instant::now();
+            for j in 0..rows {
+                // SAFETY: VNNI is available; every row and input row lies in the buffers.
+                sink += unsafe { kernel.dot4(j, 0)[0] + kernel.dot4(j, 4)[0] };
+            }
+            four = four.min(start.elapsed().as_secs_f64());
+            let start = std::time::Instant::now();
+            for j in 0..rows {
+                // SAFETY: as above.
+                sink += unsafe { kernel.dot8(j, 0)[0] };
+            }
+            eight = eight.min(start.elapsed().as_secs_f64());
+        }
+        let per = |t: f64| t * 1e9 / (rows * nb * 8) as f64;
+        println!("Q5_0 ns per (weight block, input row): four-row {:.3}, eight-row {:.3} ({:.2}x) {sink}", per(four), per(eight), four / eight);
     }
 
     /// The grouped K-quant kernels (four and eight input rows, scales and sums interleaved
