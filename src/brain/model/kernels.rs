@@ -86,6 +86,10 @@ pub struct QuantInput {
     q8k_d4: Vec<f32>,
     q8k_sums4: Vec<i16>,
     q8k_bsums4: Vec<i16>,
+    /// The Q8_K values of the grouped rows with each 64-byte quarter of a block reordered:
+    /// 4-byte piece i of sub-block 2r, then piece i of sub-block 2r + 1 (the order of the
+    /// VNNI Q4_K kernel's weights, whose pair sums then pack straight into i16 pairs).
+    q8k_pairs: Vec<u8>,
 }
 
 /// The bytes of a slice of blocks.
@@ -248,7 +252,7 @@ mod simd {
             scales8: &x.q8_0_scales8,
             sums8: &x.q8_0_sums8,
         });
-        let q8k = x86::Input::Q8K(x86::Q8KRows { blocks: as_bytes(&x.q8k), d4: &x.q8k_d4, sums4: &x.q8k_sums4, bsums4: &x.q8k_bsums4 });
+        let q8k = x86::Input::Q8K(x86::Q8KRows { blocks: as_bytes(&x.q8k), d4: &x.q8k_d4, sums4: &x.q8k_sums4, bsums4: &x.q8k_bsums4, pairs: &x.q8k_pairs });
         let (ty, bytes, input) = match &w.blocks {
             Blocks::Q8_0(b) => (x86::WeightType::Q8_0, as_bytes(b), q8_0),
             Blocks::Q5_0(b) => (x86::WeightType::Q5_0, as_bytes(b), q8_0),
@@ -377,6 +381,7 @@ impl QuantInput {
         self.q8k_d4.clear();
         self.q8k_sums4.clear();
         self.q8k_bsums4.clear();
+        self.q8k_pairs.clear();
         let grouped = m / 4 * 4;
         let Some(rows) = self.q8k.get(..grouped * nb) else { return };
         let block = |t: usize, b: usize| rows.get(t * nb + b);
@@ -390,6 +395,16 @@ impl QuantInput {
                     self.q8k_d4.push(d);
                     self.q8k_sums4.extend(bsums.chunks_exact(2).map(|p| p[0].wrapping_add(p[1])));
                     self.q8k_bsums4.extend_from_slice(&bsums);
+                }
+            }
+        }
+        for blk in rows {
+            let qs = as_bytes(std::slice::from_ref(blk)).get(4..260).unwrap_or_default();
+            for r in 0..4 {
+                for i in 0..8 {
+                    for k in [2 * r, 2 * r + 1] {
+                        self.q8k_pairs.extend_from_slice(qs.get(32 * k + 4 * i..32 * k + 4 * i + 4).unwrap_or_default());
+                    }
                 }
             }
         }

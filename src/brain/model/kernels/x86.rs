@@ -117,6 +117,8 @@ pub(super) struct Q8KRows<'a> {
     pub d4: &'a [f32],
     pub sums4: &'a [i16],
     pub bsums4: &'a [i16],
+    /// The grouped rows' values reordered for the Q4_K kernel (see `QuantInput`).
+    pub pairs: &'a [u8],
 }
 
 /// `out[(j - rows.start) * m + t] = dot(weight row j, input row t)` for weights `w` (the
@@ -142,7 +144,11 @@ pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Ra
         }
         (WeightType::Q4K | WeightType::Q6K, Input::Q8K(x)) => {
             let grouped = m / 4 * 4 * nb;
-            x.blocks.len() >= m * nb * Q8K_BYTES && x.d4.len() >= grouped && x.sums4.len() >= 8 * grouped && x.bsums4.len() >= 16 * grouped
+            x.blocks.len() >= m * nb * Q8K_BYTES
+                && x.d4.len() >= grouped
+                && x.sums4.len() >= 8 * grouped
+                && x.bsums4.len() >= 16 * grouped
+                && x.pairs.len() >= 256 * grouped
         }
         _ => false,
     };
@@ -291,12 +297,16 @@ impl Kernel<'_> {
     unsafe fn grouped<const G: usize>(&self, j: usize, t: usize, x: Q8KRows) -> [[f32; 4]; G] {
         let w = self.w.as_ptr().add(j * self.row_bytes);
         let nb = self.nb;
-        let xb: [[*const u8; 4]; G] = std::array::from_fn(|g| std::array::from_fn(|i| x.blocks.as_ptr().add((t + 4 * g + i) * nb * Q8K_BYTES)));
         // Group t / 4 starts at 4 * nb * (t / 4) = nb * t values of one row each.
-        let groups = wide::Groups { d4: x.d4.as_ptr().add(nb * t), sums4: x.sums4.as_ptr().add(8 * nb * t), bsums4: x.bsums4.as_ptr().add(16 * nb * t) };
+        let groups = wide::Groups {
+            d4: x.d4.as_ptr().add(nb * t),
+            sums4: x.sums4.as_ptr().add(8 * nb * t),
+            bsums4: x.bsums4.as_ptr().add(16 * nb * t),
+            pairs: x.pairs.as_ptr().add(256 * nb * t),
+        };
         match self.ty {
-            WeightType::Q6K => wide::q6k_groups::<G>(w, nb, xb, groups),
-            _ => wide::q4k_groups::<G>(w, nb, xb, groups),
+            WeightType::Q6K => wide::q6k_groups::<G>(w, nb, groups),
+            _ => wide::q4k_groups::<G>(w, nb, groups),
         }
     }
 
@@ -861,22 +871,50 @@ mod wide {
         sumi
     }
 
-    /// [`scaled_sums`] of two input rows in one register (lanes 0..8 the first's, 8..16
-    /// the second's), so their float work takes one instruction each instead of two.
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
-    unsafe fn two_scaled_sums(q: &[__m512i; 4], s: &[__m512i; 4], x0: *const u8, x1: *const u8, init: __m512i) -> __m512i {
-        let (a, b) = (unpaired_sums(q, s, x0, _mm512_setzero_si512()), unpaired_sums(q, s, x1, _mm512_setzero_si512()));
-        let halves = _mm512_add_epi32(_mm512_shuffle_i64x2::<0x44>(a, b), _mm512_shuffle_i64x2::<0xEE>(a, b));
-        _mm512_add_epi32(halves, init)
-    }
-
     /// The interleaved per-group values of [`super::Q8KRows`], from the first group of a call.
     #[derive(Clone, Copy)]
     pub(super) struct Groups {
         pub d4: *const f32,
         pub sums4: *const i16,
         pub bsums4: *const i16,
+        /// Row-major, `256 * nb` bytes a row.
+        pub pairs: *const u8,
+    }
+
+    /// Integer sums of one input row's Q4_K super-block in [`super::Q8KRows::pairs`] order
+    /// with weights `qp` in the same order: `vpdpbusd` sums four products per i32 (|sum| <
+    /// 2^13, so i16 holds it), `vpackssdw` puts the same four values of sub-blocks 2r and
+    /// 2r + 1 side by side, and one `vpdpwssd` scales both: six multiplies per row and
+    /// block instead of eight. Lanes 4L and 4L + 1 end up holding lane 2L and 2L + 1 of
+    /// the 256-bit kernel's eight (exactly: the integers are the same).
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    unsafe fn pair_packed_sums(qp: &[__m512i; 4], scales: &[__m512i; 2], x: *const u8) -> __m512i {
+        let mut d = [_mm512_setzero_si512(); 4];
+        for (r, d) in d.iter_mut().enumerate() {
+            *d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), qp[r], _mm512_loadu_si512(x.add(64 * r) as *const __m512i));
+        }
+        let sumi = _mm512_dpwssd_epi32(_mm512_setzero_si512(), scales[0], _mm512_packs_epi32(d[0], d[1]));
+        let sumi = _mm512_dpwssd_epi32(sumi, scales[1], _mm512_packs_epi32(d[2], d[3]));
+        _mm512_add_epi32(sumi, _mm512_shuffle_epi32::<0b01_00_11_10>(sumi))
+    }
+
+    /// [`pair_packed_sums`] of two input rows as eight lanes each (`[row 0 | row 1]`, the
+    /// 256-bit kernel's lanes), plus `init`.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    unsafe fn two_packed_sums(qp: &[__m512i; 4], scales: &[__m512i; 2], x0: *const u8, x1: *const u8, init: __m512i) -> __m512i {
+        let (a, b) = (pair_packed_sums(qp, scales, x0), pair_packed_sums(qp, scales, x1));
+        // Lanes 0, 1, 4, 5, 8, 9, 12, 13 of each row: its eight sums in order.
+        _mm512_add_epi32(_mm512_permutex2var_epi64(a, _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), b), init)
+    }
+
+    /// The index that puts the 4-byte pieces of a register's two 32-byte halves (sub-blocks
+    /// 2j and 2j + 1) alternating, the order of [`super::Q8KRows::pairs`].
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    fn alternate_pieces() -> __m512i {
+        _mm512_set_epi32(15, 7, 14, 6, 13, 5, 12, 4, 11, 3, 10, 2, 9, 1, 8, 0)
     }
 
     /// Lane `i` of `v` in lanes `0..8`, lane `i + 1` in `8..16`.
@@ -909,21 +947,24 @@ mod wide {
     /// # Safety
     /// As [`q4k`], and `groups` holds `G` groups of `nb` blocks.
     #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
-    pub(super) unsafe fn q4k_groups<const G: usize>(w: *const u8, nb: usize, xb: [[*const u8; 4]; G], groups: Groups) -> [[f32; 4]; G] {
+    pub(super) unsafe fn q4k_groups<const G: usize>(w: *const u8, nb: usize, groups: Groups) -> [[f32; 4]; G] {
         let m4 = _mm256_set1_epi8(0x0F);
         let mut acc = [[_mm512_setzero_ps(); 2]; G];
         let mut acc_m = [_mm512_setzero_ps(); G];
         for b in 0..nb {
             let blk = w.add(b * Q4K_BYTES);
             let (d, dmin, sc, mins) = q4k_header(blk);
-            let scale = |k: usize| _mm256_shuffle_epi8(sc, _mm256_set1_epi16((2 * k as i16) | ((2 * k as i16 + 1) << 8)));
             let mut q = [_mm512_setzero_si512(); 4];
-            let mut s = [_mm512_setzero_si512(); 4];
             for j in 0..4 {
                 let bits = load(blk.add(16 + 32 * j));
-                q[j] = join(_mm256_and_si256(bits, m4), _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4));
-                s[j] = join(scale(2 * j), scale(2 * j + 1));
+                q[j] = _mm512_permutexvar_epi32(alternate_pieces(), join(_mm256_and_si256(bits, m4), _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4)));
             }
+            // Per 128-bit lane the scales of sub-blocks (0, 1, 0, 1, 2, 3, 2, 3) and (4, 5, 4, 5, 6, 7, 6, 7).
+            let sc128 = _mm256_castsi256_si128(sc);
+            let s = [
+                _mm512_broadcast_i32x4(_mm_shuffle_epi8(sc128, _mm_set_epi8(7, 6, 5, 4, 7, 6, 5, 4, 3, 2, 1, 0, 3, 2, 1, 0))),
+                _mm512_broadcast_i32x4(_mm_shuffle_epi8(sc128, _mm_set_epi8(15, 14, 13, 12, 15, 14, 13, 12, 11, 10, 9, 8, 11, 10, 9, 8))),
+            ];
             let mins4 = _mm512_broadcast_i32x4(mins);
             for g in 0..G {
                 let at = g * nb + b;
@@ -934,8 +975,8 @@ mod wide {
                 acc_m[g] = _mm512_fmadd_ps(dm, _mm512_cvtepi32_ps(prod), acc_m[g]);
                 let dd = _mm_mul_ps(dx, _mm_set1_ps(d));
                 for p in 0..2 {
-                    let x = |i: usize| xb[g][2 * p + i].add(b * Q8K_BYTES);
-                    let sumi = two_scaled_sums(&q, &s, x(0), x(1), _mm512_setzero_si512());
+                    let x = |i: usize| groups.pairs.add(256 * ((4 * g + 2 * p + i) * nb + b));
+                    let sumi = two_packed_sums(&q, &s, x(0), x(1), _mm512_setzero_si512());
                     acc[g][p] = _mm512_fmadd_ps(spread_pair(dd, 2 * p as i32), _mm512_cvtepi32_ps(sumi), acc[g][p]);
                 }
             }
@@ -1046,11 +1087,11 @@ mod wide {
         out
     }
 
-    /// Q6_K block `blk` unpacked for [`unpaired_sums`]: values, scales, and the sixteen
-    /// scales as i16 (for the `-32` offset).
+    /// Q6_K block `blk` unpacked: values (sub-blocks 2j and 2j + 1 in register j) and the
+    /// sixteen scales as i16.
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
-    unsafe fn q6k_unpack(blk: *const u8) -> ([__m512i; 4], [__m512i; 4], __m256i) {
+    unsafe fn q6k_unpack(blk: *const u8) -> ([__m512i; 4], __m256i) {
         let m4 = _mm256_set1_epi8(0x0F);
         let m2 = _mm256_set1_epi8(3);
         let high = |hb: __m256i, shift: i32| -> __m256i {
@@ -1067,17 +1108,11 @@ mod wide {
             q8[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), high(hb, 4));
             q8[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), high(hb, 6));
         }
-        let scale = |k: usize| {
-            let pick = _mm_set_epi64x(0x0101010101010101 * (2 * k as i64 + 1), 0x0101010101010101 * (2 * k as i64));
-            _mm256_cvtepi8_epi16(_mm_shuffle_epi8(scales, pick))
-        };
         let mut q = [_mm512_setzero_si512(); 4];
-        let mut s = [_mm512_setzero_si512(); 4];
         for j in 0..4 {
             q[j] = join(q8[2 * j], q8[2 * j + 1]);
-            s[j] = join(scale(2 * j), scale(2 * j + 1));
         }
-        (q, s, _mm256_cvtepi8_epi16(scales))
+        (q, _mm256_cvtepi8_epi16(scales))
     }
 
     /// As `vnni::q6k` on `4 G` input rows, bit for bit (see [`q4k_groups`]).
@@ -1085,12 +1120,33 @@ mod wide {
     /// # Safety
     /// As [`q4k_groups`].
     #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
-    pub(super) unsafe fn q6k_groups<const G: usize>(w: *const u8, nb: usize, xb: [[*const u8; 4]; G], groups: Groups) -> [[f32; 4]; G] {
+    pub(super) unsafe fn q6k_groups<const G: usize>(w: *const u8, nb: usize, groups: Groups) -> [[f32; 4]; G] {
         let mut acc = [[_mm512_setzero_ps(); 2]; G];
         for b in 0..nb {
             let blk = w.add(b * Q6K_BYTES);
             let d = f16_at(blk.add(208));
-            let (q, s, scales16) = q6k_unpack(blk);
+            let (q, scales16) = q6k_unpack(blk);
+            let mut qp = [_mm512_setzero_si512(); 4];
+            for (qp, q) in qp.iter_mut().zip(q) {
+                *qp = _mm512_permutexvar_epi32(alternate_pieces(), q);
+            }
+            // Scales of the packed pairs (see `pair_packed_sums`): per 128-bit lane L, pieces
+            // 2L and 2L + 1 of sub-blocks (0, 1, 0, 1, 2, 3, 2, 3) (then 4..8), and piece i
+            // of sub-block k has scale 2k + i / 4.
+            let mut idx = [[0i16; 32]; 2];
+            for (half, idx) in idx.iter_mut().enumerate() {
+                for (n, v) in idx.iter_mut().enumerate() {
+                    let (lane, word) = (n / 8, n % 8);
+                    let k = 4 * half + [0, 1, 0, 1, 2, 3, 2, 3][word];
+                    *v = (2 * k + lane / 2) as i16;
+                }
+            }
+            let s16 = _mm512_zextsi256_si512(scales16);
+            // SAFETY (transmute): [i16; 32] and __m512i have the same size.
+            let s = [
+                _mm512_permutexvar_epi16(std::mem::transmute::<[i16; 32], __m512i>(idx[0]), s16),
+                _mm512_permutexvar_epi16(std::mem::transmute::<[i16; 32], __m512i>(idx[1]), s16),
+            ];
             let scales16 = _mm512_broadcast_i64x4(scales16);
             for g in 0..G {
                 let at = g * nb + b;
@@ -1100,8 +1156,8 @@ mod wide {
                     let bsums = _mm512_loadu_si512(groups.bsums4.add(16 * (4 * at + 2 * p)) as *const __m512i);
                     let offset = _mm512_madd_epi16(scales16, bsums);
                     let init = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32::<5>(offset));
-                    let x = |i: usize| xb[g][2 * p + i].add(b * Q8K_BYTES);
-                    let sumi = two_scaled_sums(&q, &s, x(0), x(1), init);
+                    let x = |i: usize| groups.pairs.add(256 * ((4 * g + 2 * p + i) * nb + b));
+                    let sumi = two_packed_sums(&qp, &s, x(0), x(1), init);
                     acc[g][p] = _mm512_fmadd_ps(spread_pair(dd, 2 * p as i32), _mm512_cvtepi32_ps(sumi), acc[g][p]);
                 }
             }
@@ -1274,7 +1330,7 @@ mod tests {
             .collect();
         let mut input = super::super::QuantInput::new();
         input.quantize(super::super::InputKind::Q8K, &x, m, nb * 256);
-        let rows = Q8KRows { blocks: super::super::as_bytes(&input.q8k), d4: &input.q8k_d4, sums4: &input.q8k_sums4, bsums4: &input.q8k_bsums4 };
+        let rows = Q8KRows { blocks: super::super::as_bytes(&input.q8k), d4: &input.q8k_d4, sums4: &input.q8k_sums4, bsums4: &input.q8k_bsums4, pairs: &input.q8k_pairs };
         let mut w4 = blocks(3 * nb, Q4K_BYTES, 5);
         finite_f16(&mut w4, Q4K_BYTES, 0);
         finite_f16(&mut w4, Q4K_BYTES, 2);
