@@ -1087,6 +1087,25 @@ mod wide {
         out
     }
 
+    /// Which of a Q6_K block's sixteen scales each i16 of the packed pairs takes (see
+    /// [`pair_packed_sums`]): per 128-bit lane L, pieces 2L and 2L + 1 of sub-blocks
+    /// (0, 1, 0, 1, 2, 3, 2, 3) (then 4..8); piece i of sub-block k has scale 2k + i / 4.
+    const Q6K_PAIR_SCALES: [[i16; 32]; 2] = {
+        let mut idx = [[0i16; 32]; 2];
+        let mut half = 0;
+        while half < 2 {
+            let mut n = 0;
+            while n < 32 {
+                let (lane, word) = (n / 8, n % 8);
+                let k = 4 * half + [0, 1, 0, 1, 2, 3, 2, 3][word];
+                idx[half][n] = (2 * k + lane / 2) as i16;
+                n += 1;
+            }
+            half += 1;
+        }
+        idx
+    };
+
     /// Q6_K block `blk` unpacked: values (sub-blocks 2j and 2j + 1 in register j) and the
     /// sixteen scales as i16.
     #[inline]
@@ -1121,6 +1140,8 @@ mod wide {
     /// As [`q4k_groups`].
     #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
     pub(super) unsafe fn q6k_groups<const G: usize>(w: *const u8, nb: usize, groups: Groups) -> [[f32; 4]; G] {
+        // SAFETY (transmute): [i16; 32] and __m512i have the same size.
+        let pair_scales = [std::mem::transmute::<[i16; 32], __m512i>(Q6K_PAIR_SCALES[0]), std::mem::transmute::<[i16; 32], __m512i>(Q6K_PAIR_SCALES[1])];
         let mut acc = [[_mm512_setzero_ps(); 2]; G];
         for b in 0..nb {
             let blk = w.add(b * Q6K_BYTES);
@@ -1130,23 +1151,8 @@ mod wide {
             for (qp, q) in qp.iter_mut().zip(q) {
                 *qp = _mm512_permutexvar_epi32(alternate_pieces(), q);
             }
-            // Scales of the packed pairs (see `pair_packed_sums`): per 128-bit lane L, pieces
-            // 2L and 2L + 1 of sub-blocks (0, 1, 0, 1, 2, 3, 2, 3) (then 4..8), and piece i
-            // of sub-block k has scale 2k + i / 4.
-            let mut idx = [[0i16; 32]; 2];
-            for (half, idx) in idx.iter_mut().enumerate() {
-                for (n, v) in idx.iter_mut().enumerate() {
-                    let (lane, word) = (n / 8, n % 8);
-                    let k = 4 * half + [0, 1, 0, 1, 2, 3, 2, 3][word];
-                    *v = (2 * k + lane / 2) as i16;
-                }
-            }
             let s16 = _mm512_zextsi256_si512(scales16);
-            // SAFETY (transmute): [i16; 32] and __m512i have the same size.
-            let s = [
-                _mm512_permutexvar_epi16(std::mem::transmute::<[i16; 32], __m512i>(idx[0]), s16),
-                _mm512_permutexvar_epi16(std::mem::transmute::<[i16; 32], __m512i>(idx[1]), s16),
-            ];
+            let s = [_mm512_permutexvar_epi16(pair_scales[0], s16), _mm512_permutexvar_epi16(pair_scales[1], s16)];
             let scales16 = _mm512_broadcast_i64x4(scales16);
             for g in 0..G {
                 let at = g * nb + b;
