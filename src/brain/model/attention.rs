@@ -206,7 +206,25 @@ mod x86 {
         // while every head of the group is scored against them. Each score's own sum is
         // the same as with four or one at a time.
         while p + 4 <= n {
-            for r in 0..heads {
+            // Two heads at a time share each key load (each score's own sum is unchanged).
+            let mut r = 0;
+            while r + 2 <= heads {
+                let (q0, q1) = (queries.as_ptr().add(r * hd), queries.as_ptr().add((r + 1) * hd));
+                let mut a = [_mm256_setzero_ps(); 4];
+                let mut b = [_mm256_setzero_ps(); 4];
+                for c in 0..chunks {
+                    let (qa, qb) = (_mm256_loadu_ps(q0.add(8 * c)), _mm256_loadu_ps(q1.add(8 * c)));
+                    for i in 0..4 {
+                        let kv = _mm256_loadu_ps(k.add((p + i) * keys.stride + 8 * c));
+                        a[i] = _mm256_fmadd_ps(qa, kv, a[i]);
+                        b[i] = _mm256_fmadd_ps(qb, kv, b[i]);
+                    }
+                }
+                _mm_storeu_ps(scores.as_mut_ptr().add(r * n + p), _mm_mul_ps(hsum4(a), _mm_set1_ps(scale)));
+                _mm_storeu_ps(scores.as_mut_ptr().add((r + 1) * n + p), _mm_mul_ps(hsum4(b), _mm_set1_ps(scale)));
+                r += 2;
+            }
+            for r in r..heads {
                 let q = queries.as_ptr().add(r * hd);
                 let mut a = [_mm256_setzero_ps(); 4];
                 for c in 0..chunks {
@@ -431,11 +449,13 @@ mod tests {
 
     /// Time of one decode step's attention over every layer's cache (28 layers, so the caches
     /// come from memory as in the model) and of a 256-token prefill chunk, at the 1.5B's shape:
-    /// `cargo test --release --lib attention::tests::attention_speed -- --ignored --nocapture`.
+    /// `cargo test --release --lib attention::tests::attention_speed -- --ignored --nocapture`
+    /// (`LAYERS`, `THREADS`: other counts).
     #[test]
     #[ignore]
     fn attention_speed() {
-        let pool = Pool::new(2);
+        let threads = std::env::var("THREADS").ok().and_then(|v| v.parse().ok()).unwrap_or(2);
+        let pool = Pool::new(threads);
         let shape = Shape { n_head: 12, n_kv_head: 2, head_dim: 128 };
         let layers: usize = std::env::var("LAYERS").ok().and_then(|v| v.parse().ok()).unwrap_or(28);
         let (kv_dim, q_dim) = (256, 12 * 128);

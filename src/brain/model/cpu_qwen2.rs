@@ -408,9 +408,11 @@ fn matmul(
                 // SAFETY: chunk ranges of one matrix are disjoint, so `t * n + start..end`
                 // is written by this chunk only; `out` outlives the step.
                 let dst = unsafe { out.slice(t * n + start..t * n + end) };
-                for (k, o) in dst.iter_mut().enumerate() {
-                    let v = block.get(k * m + t).copied().unwrap_or(0.0);
-                    *o = v + bias.and_then(|b| b.get(k)).copied().unwrap_or(0.0);
+                // Column t of the block (iterators: no bounds checks in the loop).
+                let column = block.get(t..).unwrap_or_default().iter().step_by(m);
+                match bias {
+                    Some(bias) => dst.iter_mut().zip(column).zip(bias).for_each(|((o, v), b)| *o = v + b),
+                    None => dst.iter_mut().zip(column).for_each(|(o, v)| *o = *v),
                 }
             }
             start = end;
