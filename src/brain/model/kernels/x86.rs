@@ -1040,35 +1040,18 @@ mod wide {
     /// As [`q4k`].
     #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
     pub(super) unsafe fn q6k<const N: usize>(w: *const u8, nb: usize, xb: [*const u8; N]) -> [f32; N] {
-        let m4 = _mm256_set1_epi8(0x0F);
-        let m2 = _mm256_set1_epi8(3);
-        let high = |hb: __m256i, shift: i32| -> __m256i {
-            _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(hb, _mm_cvtsi32_si128(shift)), m2), 4)
-        };
         let mut acc = [_mm256_setzero_ps(); N];
         for b in 0..nb {
             let blk = w.add(b * Q6K_BYTES);
             let d = f16_at(blk.add(208));
-            let scales = _mm_loadu_si128(blk.add(192) as *const __m128i);
-            let mut q8 = [_mm256_setzero_si256(); 8];
-            for h in 0..2 {
-                let l0 = load(blk.add(64 * h));
-                let l1 = load(blk.add(64 * h + 32));
-                let hb = load(blk.add(128 + 32 * h));
-                q8[4 * h] = _mm256_or_si256(_mm256_and_si256(l0, m4), high(hb, 0));
-                q8[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(l1, m4), high(hb, 2));
-                q8[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), high(hb, 4));
-                q8[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), high(hb, 6));
-            }
+            let (q, scales) = q6k_unpack(blk);
             let scale = |k: usize| {
                 let pick = _mm_set_epi64x(0x0101010101010101 * (2 * k as i64 + 1), 0x0101010101010101 * (2 * k as i64));
                 _mm256_cvtepi8_epi16(_mm_shuffle_epi8(scales, pick))
             };
-            let mut q = [_mm512_setzero_si512(); 4];
             let mut s = [_mm512_setzero_si512(); 4];
-            for j in 0..4 {
-                q[j] = join(q8[2 * j], q8[2 * j + 1]);
-                s[j] = join(scale(2 * j), scale(2 * j + 1));
+            for (j, s) in s.iter_mut().enumerate() {
+                *s = join(scale(2 * j), scale(2 * j + 1));
             }
             let scales16 = _mm256_cvtepi8_epi16(scales);
             for t in 0..N {
@@ -1107,10 +1090,10 @@ mod wide {
     };
 
     /// Q6_K block `blk` unpacked: values (sub-blocks 2j and 2j + 1 in register j) and the
-    /// sixteen scales as i16.
+    /// sixteen scales (i8).
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
-    unsafe fn q6k_unpack(blk: *const u8) -> ([__m512i; 4], __m256i) {
+    unsafe fn q6k_unpack(blk: *const u8) -> ([__m512i; 4], __m128i) {
         let m4 = _mm256_set1_epi8(0x0F);
         let m2 = _mm256_set1_epi8(3);
         let high = |hb: __m256i, shift: i32| -> __m256i {
@@ -1131,7 +1114,7 @@ mod wide {
         for j in 0..4 {
             q[j] = join(q8[2 * j], q8[2 * j + 1]);
         }
-        (q, _mm256_cvtepi8_epi16(scales))
+        (q, scales)
     }
 
     /// As `vnni::q6k` on `4 G` input rows, bit for bit (see [`q4k_groups`]).
@@ -1146,7 +1129,8 @@ mod wide {
         for b in 0..nb {
             let blk = w.add(b * Q6K_BYTES);
             let d = f16_at(blk.add(208));
-            let (q, scales16) = q6k_unpack(blk);
+            let (q, scales) = q6k_unpack(blk);
+            let scales16 = _mm256_cvtepi8_epi16(scales);
             let mut qp = [_mm512_setzero_si512(); 4];
             for (qp, q) in qp.iter_mut().zip(q) {
                 *qp = _mm512_permutexvar_epi32(alternate_pieces(), q);
