@@ -88,7 +88,7 @@ pub struct QuantInput {
     q8k_bsums4: Vec<i16>,
     /// The Q8_K values of the grouped rows with each 64-byte quarter of a block reordered:
     /// 4-byte piece i of sub-block 2r, then piece i of sub-block 2r + 1 (the order of the
-    /// VNNI Q4_K kernel's weights, whose pair sums then pack straight into i16 pairs).
+    /// VNNI Q4_K / Q6_K kernels' weights, whose sums then pack straight into i16 pairs).
     q8k_pairs: Vec<u8>,
 }
 
@@ -391,7 +391,10 @@ impl QuantInput {
                     let Some(blk) = block(t, b) else { return };
                     let bytes = as_bytes(std::slice::from_ref(blk));
                     let d = bytes.get(..4).and_then(|d| <[u8; 4]>::try_from(d).ok()).map_or(0.0, f32::from_le_bytes);
-                    let bsums: Vec<i16> = bytes.get(260..292).unwrap_or_default().chunks_exact(2).map(|p| i16::from_le_bytes([p[0], p[1]])).collect();
+                    let mut bsums = [0i16; 16];
+                    for (v, p) in bsums.iter_mut().zip(bytes.get(260..292).unwrap_or_default().chunks_exact(2)) {
+                        *v = i16::from_le_bytes([p[0], p[1]]);
+                    }
                     self.q8k_d4.push(d);
                     self.q8k_sums4.extend(bsums.chunks_exact(2).map(|p| p[0].wrapping_add(p[1])));
                     self.q8k_bsums4.extend_from_slice(&bsums);

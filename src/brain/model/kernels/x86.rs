@@ -81,6 +81,21 @@ pub(super) struct Rows32<const N: usize> {
     sums: [*const i32; N],
 }
 
+impl<const N: usize> Rows32<N> {
+    /// Rows `t..t + N` of `x` (`nb` blocks a row).
+    ///
+    /// # Safety
+    /// The rows lie in `x`.
+    unsafe fn at(x: Q8_0Rows, nb: usize, t: usize) -> Self {
+        let cols = nb * QK8_0;
+        Rows32 {
+            values: std::array::from_fn(|i| x.values.as_ptr().add((t + i) * cols)),
+            scales: std::array::from_fn(|i| x.scales.as_ptr().add((t + i) * nb)),
+            sums: std::array::from_fn(|i| x.sums.as_ptr().add((t + i) * nb)),
+        }
+    }
+}
+
 /// Weight type of a kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum WeightType {
@@ -217,11 +232,7 @@ impl Kernel<'_> {
         let Input::Q8_0(x) = self.x else { return self.dot::<1>(j, t)[0] };
         let w = self.w.as_ptr().add(j * self.row_bytes);
         let nb = self.nb;
-        let row = Rows32::<1> {
-            values: [x.values.as_ptr().add(t * nb * QK8_0)],
-            scales: [x.scales.as_ptr().add(t * nb)],
-            sums: [x.sums.as_ptr().add(t * nb)],
-        };
+        let row = Rows32::<1>::at(x, nb, t);
         match (self.isa, self.ty) {
             (Isa::Avx2, WeightType::Q5_0) => avx2::row32x1::<true>(w, nb, row),
             (Isa::Vnni, WeightType::Q5_0) => vnni::row32x1::<true>(w, nb, row),
@@ -242,12 +253,8 @@ impl Kernel<'_> {
             Input::Q8_0(x) => x,
         };
         let w = self.w.as_ptr().add(j * self.row_bytes);
-        let (nb, cols) = (self.nb, self.nb * QK8_0);
-        let rows = Rows32::<4> {
-            values: std::array::from_fn(|i| x.values.as_ptr().add((t + i) * cols)),
-            scales: std::array::from_fn(|i| x.scales.as_ptr().add((t + i) * nb)),
-            sums: std::array::from_fn(|i| x.sums.as_ptr().add((t + i) * nb)),
-        };
+        let nb = self.nb;
+        let rows = Rows32::<4>::at(x, nb, t);
         // Group t / 4 of the interleaved copies starts at 4 * nb * (t / 4) = nb * t.
         let (scales4, sums4) = (x.scales4.as_ptr().add(nb * t), x.sums4.as_ptr().add(nb * t));
         match (self.isa, self.ty) {
@@ -272,12 +279,8 @@ impl Kernel<'_> {
             Input::Q8_0(x) => x,
         };
         let w = self.w.as_ptr().add(j * self.row_bytes);
-        let (nb, cols) = (self.nb, self.nb * QK8_0);
-        let rows = |t: usize| Rows32::<4> {
-            values: std::array::from_fn(|i| x.values.as_ptr().add((t + i) * cols)),
-            scales: std::array::from_fn(|i| x.scales.as_ptr().add((t + i) * nb)),
-            sums: std::array::from_fn(|i| x.sums.as_ptr().add((t + i) * nb)),
-        };
+        let nb = self.nb;
+        let rows = |t: usize| Rows32::<4>::at(x, nb, t);
         // Group t / 8 starts at 8 * nb * (t / 8) = nb * t pieces, scales and sums.
         let rows8 = wide::Rows8 { values: x.values8.as_ptr().add(nb * t * 8) as *const i8, scales: x.scales8.as_ptr().add(nb * t), sums: x.sums8.as_ptr().add(nb * t) };
         let [a, b] = if self.ty == WeightType::Q5_0 {
@@ -320,12 +323,7 @@ impl Kernel<'_> {
         let nb = self.nb;
         match self.x {
             Input::Q8_0(x) => {
-                let cols = nb * QK8_0;
-                let rows = Rows32::<N> {
-                    values: std::array::from_fn(|i| x.values.as_ptr().add((t + i) * cols)),
-                    scales: std::array::from_fn(|i| x.scales.as_ptr().add((t + i) * nb)),
-                    sums: std::array::from_fn(|i| x.sums.as_ptr().add((t + i) * nb)),
-                };
+                let rows = Rows32::<N>::at(x, nb, t);
                 match (self.isa, self.ty) {
                     (Isa::Avx2, WeightType::Q5_0) => avx2::row32::<true, N>(w, nb, rows),
                     (Isa::Vnni, WeightType::Q5_0) => vnni::row32::<true, N>(w, nb, rows),
@@ -881,9 +879,9 @@ mod wide {
         pub pairs: *const u8,
     }
 
-    /// Integer sums of one input row's Q4_K super-block in [`super::Q8KRows::pairs`] order
-    /// with weights `qp` in the same order: `vpdpbusd` sums four products per i32 (|sum| <
-    /// 2^13, so i16 holds it), `vpackssdw` puts the same four values of sub-blocks 2r and
+    /// Integer sums of one input row's Q4_K or Q6_K super-block in [`super::Q8KRows::pairs`]
+    /// order with weights `qp` in the same order: `vpdpbusd` sums four products per i32
+    /// (|sum| <= 4 * 63 * 128 < 2^15, so i16 holds it), `vpackssdw` puts the same four values of sub-blocks 2r and
     /// 2r + 1 side by side, and one `vpdpwssd` scales both: six multiplies per row and
     /// block instead of eight. Lanes 4L and 4L + 1 end up holding lane 2L and 2L + 1 of
     /// the 256-bit kernel's eight (exactly: the integers are the same).
