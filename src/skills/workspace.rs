@@ -8,6 +8,7 @@
 use std::fs;
 use std::io::{self, Read, Write};
 use std::path::{Component, Path, PathBuf};
+use std::time::Instant;
 
 use super::SkillError;
 
@@ -21,6 +22,8 @@ const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 pub struct Workspace {
     /// The root directory; [`Workspace::new`] stores it canonicalized.
     pub root: PathBuf,
+    /// When the current tool call must stop (see [`Workspace::check_deadline`]).
+    deadline: Option<Instant>,
 }
 
 /// A text file read through the workspace.
@@ -44,7 +47,26 @@ impl Workspace {
         if !root.is_dir() {
             return Err(SkillError::new(format!("workspace '{}' is not a directory", given.display())));
         }
-        Ok(Workspace { root })
+        Ok(Workspace { root, deadline: None })
+    }
+
+    /// The same workspace for one tool call that must stop at `deadline`: the tool layer
+    /// gives each call one, so a timed-out call's thread stops working instead of running
+    /// on in the background.
+    pub fn with_deadline(&self, deadline: Instant) -> Workspace {
+        Workspace { deadline: Some(deadline), ..self.clone() }
+    }
+
+    /// An error once the call's deadline has passed. Skills call it in every loop whose
+    /// length depends on the input (rows, files, lines), so a timeout stops the work
+    /// within milliseconds; workspace reads and walks call it themselves.
+    pub fn check_deadline(&self) -> Result<(), SkillError> {
+        match self.deadline {
+            Some(deadline) if Instant::now() >= deadline => {
+                Err(SkillError::new("stopped: the call ran past its time limit"))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Resolves a path that must exist (file or directory) inside the workspace.

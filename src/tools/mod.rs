@@ -86,7 +86,9 @@ impl ToolLayer {
         } else {
             Guard::Exclusive(self.exclusive.clone().write_owned().await)
         };
-        let workspace = self.workspace.clone();
+        // The skill sees the deadline too, so a timed-out call stops its own work instead
+        // of running on (and holding memory) after its ToolMessage says it timed out.
+        let workspace = self.workspace.with_deadline(Instant::now() + self.timeout);
         let args = call.args.clone();
         let task = tokio::task::spawn_blocking(move || skill.run(&args, &workspace));
         match tokio::time::timeout(self.timeout, task).await {
