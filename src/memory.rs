@@ -5,22 +5,39 @@
 //! - After a conversation, a dated entry is appended to `history.md` under an exclusive
 //!   lock, by writing a whole new file next to it and renaming it over the old one, so a
 //!   crash never leaves half a file and concurrent writers never lose entries.
+//!
+//! Memory lives in the workspace, where the user keeps it with their files, but it is not
+//! the tools': the workspace refuses every skill write under `memory/` (see
+//! `skills::workspace`). Memory itself opens the folder and every note without following
+//! symbolic links and reads only regular files, each through the folder's handle: a
+//! planted link or FIFO is one clear warning and is skipped, never followed, so nothing
+//! from outside is copied in and no write lands outside. The history lock is held on the
+//! folder itself, which a tool cannot replace (a `.lock` file could be swapped for a new
+//! one while another writer holds the old).
 
 use std::collections::BTreeSet;
+use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 
 use chrono::{DateTime, Local};
 
+/// The memory folder's name in the workspace.
+pub const MEMORY_DIR: &str = "memory";
 /// The note that always goes into the context.
 pub const GLOBAL_NOTE: &str = "global.md";
 /// The conversation log; never put into the context.
 pub const HISTORY_FILE: &str = "history.md";
-/// Taken exclusively while the history is rewritten.
-const LOCK_FILE: &str = ".lock";
 /// Notes larger than this are refused rather than read whole into a prompt.
 const MAX_NOTE_BYTES: u64 = 1024 * 1024;
+/// A history larger than this is not rewritten (each append copies it whole).
+const MAX_HISTORY_BYTES: u64 = 64 * 1024 * 1024;
+/// Temp files of a history rewrite: `.history.<pid>.<n>.tmp`.
+const TEMP_PREFIX: &str = ".history.";
+const TEMP_SUFFIX: &str = ".tmp";
 /// First line of a new history file.
 const HISTORY_TITLE: &str = "# Conversation history";
 const TIMESTAMP_FORMAT: &str = "%Y-%m-%d %H:%M:%S %:z";
@@ -44,6 +61,9 @@ pub enum MemoryError {
     BadName { file: PathBuf, reason: &'static str },
     #[error("{file}: line {line}: {reason}")]
     Parse { file: PathBuf, line: usize, reason: String },
+    /// A link, FIFO or device where a note or the folder should be: never followed.
+    #[error("{file}: {reason}; not followed, left alone")]
+    Unsafe { file: PathBuf, reason: &'static str },
 }
 
 /// The memory directory of one workspace.
@@ -57,6 +77,8 @@ pub struct Memory {
 pub struct MemoryContext {
     pub text: String,
     pub notes: Vec<String>,
+    /// Notes skipped because they are not plain files (links, FIFOs), one line each.
+    pub warnings: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,10 +112,20 @@ impl Memory {
     pub fn context_for(&self, question: &str, budget_chars: usize) -> Result<MemoryContext, MemoryError> {
         let mut context = MemoryContext::default();
         let mut used = 0;
-        let names = self.note_names()?;
+        let Some(dir) = self.open_dir()? else { return Ok(context) };
+        clean_stale_temps(&dir, false);
+        let (names, skipped) = note_names(&dir, &self.dir)?;
+        context.warnings.extend(skipped);
+        let read = |name: &str, warnings: &mut Vec<String>| match read_note(&dir, &self.dir.join(name), MAX_NOTE_BYTES) {
+            Err(MemoryError::Unsafe { file, reason }) => {
+                warnings.push(MemoryError::Unsafe { file, reason }.to_string());
+                Ok(None)
+            }
+            other => other.map(Some),
+        };
 
         if names.iter().any(|n| n == GLOBAL_NOTE) {
-            let body = self.read_note(GLOBAL_NOTE)?;
+            let body = read(GLOBAL_NOTE, &mut context.warnings)?.unwrap_or_default();
             if !body.trim().is_empty() {
                 // global.md is always included; if it alone exceeds the budget it is cut.
                 let section = truncate_chars(&render_section(GLOBAL_NOTE, &body), budget_chars);
@@ -109,7 +141,7 @@ impl Memory {
         }
         let mut scored = Vec::new();
         for name in names.iter().filter(|n| is_selectable(n)) {
-            let body = self.read_note(name)?;
+            let body = read(name, &mut context.warnings)?.unwrap_or_default();
             if body.trim().is_empty() {
                 continue;
             }
@@ -134,24 +166,24 @@ impl Memory {
         Ok(context)
     }
 
-    /// Appends one dated entry to `history.md`. Holds `.lock` exclusively while it reads
-    /// the old file, writes old + new to a synced temp file and renames it into place.
+    /// Appends one dated entry to `history.md`. Holds an exclusive lock on the folder
+    /// while it reads the old file, writes old + new to a synced temp file and renames it
+    /// into place; temp files that a killed writer left are removed first. A history that
+    /// is a link or not a regular file is refused, not followed or replaced.
     pub fn append_history(&self, entry: &HistoryEntry) -> Result<(), MemoryError> {
         fs::create_dir_all(&self.dir).map_err(|source| MemoryError::Write { file: self.dir.clone(), source })?;
-        let lock_path = self.dir.join(LOCK_FILE);
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|source| MemoryError::Lock { file: lock_path.clone(), source })?;
-        lock.lock().map_err(|source| MemoryError::Lock { file: lock_path.clone(), source })?;
+        let dir = self.open_dir()?.ok_or_else(|| MemoryError::Write {
+            file: self.dir.clone(),
+            source: io::Error::new(io::ErrorKind::NotFound, "the memory folder vanished"),
+        })?;
+        let _lock = DirLock::exclusive(&dir).map_err(|source| MemoryError::Lock { file: self.dir.clone(), source })?;
+        clean_stale_temps(&dir, true);
 
         let path = self.dir.join(HISTORY_FILE);
-        let mut text = match fs::read(&path) {
-            Ok(bytes) => String::from_utf8(bytes).map_err(|_| MemoryError::NotText { file: path.clone() })?,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => format!("{HISTORY_TITLE}\n"),
-            Err(source) => return Err(MemoryError::Read { file: path, source }),
+        let mut text = match read_note(&dir, &path, MAX_HISTORY_BYTES) {
+            Ok(text) => text,
+            Err(MemoryError::NotFound { .. }) => format!("{HISTORY_TITLE}\n"),
+            Err(err) => return Err(err),
         };
         if !text.ends_with('\n') {
             text.push('\n');
@@ -160,97 +192,239 @@ impl Memory {
         text.push_str(&render_entry(entry));
 
         let write_err = |source| MemoryError::Write { file: path.clone(), source };
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".history.")
-            .suffix(".tmp")
-            .tempfile_in(&self.dir)
-            .map_err(write_err)?;
-        tmp.write_all(text.as_bytes()).map_err(write_err)?;
-        tmp.as_file().sync_all().map_err(write_err)?;
-        tmp.persist(&path).map_err(|e| write_err(e.error))?;
-        sync_dir(&self.dir).map_err(|source| MemoryError::Write { file: self.dir.clone(), source })?;
-        // Dropping `lock` closes the file, which releases the lock.
-        drop(lock);
+        let temp = TempName::create(&dir).map_err(write_err)?;
+        let mut file = temp.file.try_clone().map_err(write_err)?;
+        file.write_all(text.as_bytes()).map_err(write_err)?;
+        file.sync_all().map_err(write_err)?;
+        dir.rename(&temp.name, &dir, HISTORY_FILE).map_err(write_err)?;
+        temp.persisted();
+        // Makes the rename itself durable.
+        sync_dir(&dir).map_err(|source| MemoryError::Write { file: self.dir.clone(), source })?;
         Ok(())
     }
 
     /// Every entry of `history.md`, oldest first; no file is no entries.
     pub fn history(&self) -> Result<Vec<HistoryEntry>, MemoryError> {
+        let Some(dir) = self.open_dir()? else { return Ok(Vec::new()) };
         let path = self.dir.join(HISTORY_FILE);
-        match fs::read(&path) {
-            Ok(bytes) => {
-                let text = String::from_utf8(bytes).map_err(|_| MemoryError::NotText { file: path.clone() })?;
-                parse_history(&text).map_err(|(line, reason)| MemoryError::Parse { file: path, line, reason })
+        match read_note(&dir, &path, MAX_HISTORY_BYTES) {
+            Ok(text) => parse_history(&text).map_err(|(line, reason)| MemoryError::Parse { file: path, line, reason }),
+            Err(MemoryError::NotFound { .. }) => Ok(Vec::new()),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// The folder, opened without following a link (`None` when it does not exist).
+    fn open_dir(&self) -> Result<Option<cap_std::fs::Dir>, MemoryError> {
+        let opened = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&self.dir);
+        match opened {
+            Ok(file) => Ok(Some(cap_std::fs::Dir::from_std_file(file))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                Err(MemoryError::Unsafe { file: self.dir.clone(), reason: "the memory folder is a symbolic link" })
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
-            Err(source) => Err(MemoryError::Read { file: path, source }),
+            // With O_DIRECTORY, Linux reports a link as "not a directory".
+            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
+                let link = fs::symlink_metadata(&self.dir).is_ok_and(|meta| meta.file_type().is_symlink());
+                let reason =
+                    if link { "the memory folder is a symbolic link" } else { "the memory folder is not a directory" };
+                Err(MemoryError::Unsafe { file: self.dir.clone(), reason })
+            }
+            Err(source) => Err(MemoryError::Read { file: self.dir.clone(), source }),
         }
     }
 
     /// Every `*.md` file in the memory directory: `global.md` first, then by name.
     pub fn list(&self) -> Result<Vec<NoteInfo>, MemoryError> {
-        self.note_names()?
+        let Some(dir) = self.open_dir()? else { return Ok(Vec::new()) };
+        note_names(&dir, &self.dir)?
+            .0
             .into_iter()
             .map(|name| {
                 let file = self.dir.join(&name);
-                let meta = fs::metadata(&file).map_err(|source| MemoryError::Read { file, source })?;
-                let modified = meta.modified().ok().map(DateTime::<Local>::from);
+                let meta = dir.symlink_metadata(&name).map_err(|source| MemoryError::Read { file, source })?;
+                let modified = meta.modified().ok().map(|t| DateTime::<Local>::from(t.into_std()));
                 Ok(NoteInfo { name, bytes: meta.len(), modified })
             })
             .collect()
     }
 
     /// The text of one note. `name` is a file name in the memory directory (`.md` may be
-    /// left off); paths, `..`, hidden files and links that lead outside are refused.
+    /// left off); paths, `..`, hidden files, links and special files are refused.
     pub fn show(&self, name: &str) -> Result<String, MemoryError> {
         let name = checked_name(&self.dir, name)?;
         let file = self.dir.join(&name);
-        let resolved = match fs::canonicalize(&file) {
-            Ok(p) => p,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(MemoryError::NotFound { file }),
-            Err(source) => return Err(MemoryError::Read { file, source }),
-        };
-        let dir = fs::canonicalize(&self.dir).map_err(|source| MemoryError::Read { file: self.dir.clone(), source })?;
-        if resolved.parent() != Some(dir.as_path()) {
-            return Err(MemoryError::BadName { file, reason: "it links outside the memory directory" });
+        let Some(dir) = self.open_dir()? else { return Err(MemoryError::NotFound { file }) };
+        match read_note(&dir, &file, MAX_NOTE_BYTES) {
+            Err(MemoryError::Unsafe { reason, .. }) => Err(MemoryError::BadName { file, reason }),
+            other => other,
         }
-        if !resolved.is_file() {
-            return Err(MemoryError::BadName { file, reason: "not a regular file" });
-        }
-        self.read_note(&name)
     }
+}
 
-    /// Names of the `*.md` files directly in the directory (global first); none when the
-    /// directory does not exist.
-    fn note_names(&self) -> Result<Vec<String>, MemoryError> {
-        let entries = match fs::read_dir(&self.dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => return Err(MemoryError::Read { file: self.dir.clone(), source }),
-        };
-        let mut names = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|source| MemoryError::Read { file: self.dir.clone(), source })?;
-            let Ok(name) = entry.file_name().into_string() else { continue };
-            // Only regular files: a symlink is not a note (and could lead anywhere).
-            let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
-            if name.starts_with('.') || !name.ends_with(".md") || !is_file {
-                continue;
+/// Names of the regular `*.md` files directly in the folder (global first), and one
+/// warning for each `*.md` entry that is a link or a special file.
+fn note_names(dir: &cap_std::fs::Dir, shown_dir: &Path) -> Result<(Vec<String>, Vec<String>), MemoryError> {
+    let entries = dir.entries().map_err(|source| MemoryError::Read { file: shown_dir.to_path_buf(), source })?;
+    let mut names = Vec::new();
+    let mut warnings = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|source| MemoryError::Read { file: shown_dir.to_path_buf(), source })?;
+        let Ok(name) = entry.file_name().into_string() else { continue };
+        if name.starts_with('.') || !name.ends_with(".md") {
+            continue;
+        }
+        match entry.file_type() {
+            Ok(kind) if kind.is_file() => names.push(name),
+            Ok(kind) if kind.is_dir() => {}
+            // A link or FIFO named like a note was planted: say so, never follow it.
+            // The history never enters the context; its own reader warns about it.
+            Ok(_) if name == HISTORY_FILE => {}
+            Ok(kind) => {
+                let reason = if kind.is_symlink() { "a symbolic link" } else { "not a regular file" };
+                warnings.push(format!("{}: {reason}; not followed, skipped", shown_dir.join(&name).display()));
             }
-            names.push(name);
+            Err(_) => {}
         }
-        names.sort_by(|a, b| (a != GLOBAL_NOTE).cmp(&(b != GLOBAL_NOTE)).then_with(|| a.cmp(b)));
-        Ok(names)
+    }
+    names.sort_by(|a, b| (a != GLOBAL_NOTE).cmp(&(b != GLOBAL_NOTE)).then_with(|| a.cmp(b)));
+    Ok((names, warnings))
+}
+
+/// Reads one file of the folder by name, without following a link or blocking on a FIFO:
+/// only a regular file of at most `limit` bytes of UTF-8 is read.
+fn read_note(dir: &cap_std::fs::Dir, file: &Path, limit: u64) -> Result<String, MemoryError> {
+    use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
+    use cap_std::fs::OpenOptionsExt as _;
+    let name = file.file_name().unwrap_or(OsStr::new(""));
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).follow(FollowSymlinks::No);
+    let opened = match dir.open_with(name, &options) {
+        Ok(opened) => opened.into_std(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(MemoryError::NotFound { file: file.to_path_buf() }),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(MemoryError::Unsafe { file: file.to_path_buf(), reason: "a symbolic link" })
+        }
+        Err(source) => return Err(MemoryError::Read { file: file.to_path_buf(), source }),
+    };
+    let meta = opened.metadata().map_err(|source| MemoryError::Read { file: file.to_path_buf(), source })?;
+    if !meta.is_file() {
+        return Err(MemoryError::Unsafe { file: file.to_path_buf(), reason: "not a regular file" });
+    }
+    if meta.len() > limit {
+        return Err(MemoryError::TooLarge { file: file.to_path_buf(), bytes: meta.len(), limit });
+    }
+    let mut bytes = Vec::new();
+    opened
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| MemoryError::Read { file: file.to_path_buf(), source })?;
+    if bytes.len() as u64 > limit {
+        return Err(MemoryError::TooLarge { file: file.to_path_buf(), bytes: bytes.len() as u64, limit });
+    }
+    String::from_utf8(bytes).map_err(|_| MemoryError::NotText { file: file.to_path_buf() })
+}
+
+/// An exclusive `flock` on the memory folder itself, released on drop.
+struct DirLock<'a>(&'a cap_std::fs::Dir);
+
+impl<'a> DirLock<'a> {
+    fn exclusive(dir: &'a cap_std::fs::Dir) -> io::Result<DirLock<'a>> {
+        // A blocking lock is always taken once `take` returns.
+        Self::take(dir, libc::LOCK_EX)?.ok_or_else(|| io::Error::other("the lock was not taken"))
     }
 
-    fn read_note(&self, name: &str) -> Result<String, MemoryError> {
-        let file = self.dir.join(name);
-        let meta = fs::metadata(&file).map_err(|source| MemoryError::Read { file: file.clone(), source })?;
-        if meta.len() > MAX_NOTE_BYTES {
-            return Err(MemoryError::TooLarge { file, bytes: meta.len(), limit: MAX_NOTE_BYTES });
+    /// `None` when another process holds it.
+    fn try_exclusive(dir: &'a cap_std::fs::Dir) -> io::Result<Option<DirLock<'a>>> {
+        Self::take(dir, libc::LOCK_EX | libc::LOCK_NB)
+    }
+
+    fn take(dir: &'a cap_std::fs::Dir, operation: libc::c_int) -> io::Result<Option<DirLock<'a>>> {
+        loop {
+            // SAFETY: flock on a directory descriptor we hold open.
+            if unsafe { libc::flock(dir.as_raw_fd(), operation) } == 0 {
+                return Ok(Some(DirLock(dir)));
+            }
+            let err = io::Error::last_os_error();
+            match err.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EWOULDBLOCK) => return Ok(None),
+                _ => return Err(err),
+            }
         }
-        let bytes = fs::read(&file).map_err(|source| MemoryError::Read { file: file.clone(), source })?;
-        String::from_utf8(bytes).map_err(|_| MemoryError::NotText { file })
+    }
+}
+
+impl Drop for DirLock<'_> {
+    fn drop(&mut self) {
+        // SAFETY: unlocking the descriptor locked in `take`.
+        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+/// Removes the temp files of history rewrites that never finished (a killed writer's).
+/// Only a lock holder writes them, so under the lock every one is stale; without it
+/// (`locked` false) the lock is tried and the cleaning skipped when someone is writing.
+fn clean_stale_temps(dir: &cap_std::fs::Dir, locked: bool) {
+    let _lock = if locked {
+        None
+    } else {
+        match DirLock::try_exclusive(dir) {
+            Ok(Some(lock)) => Some(lock),
+            _ => return,
+        }
+    };
+    let Ok(entries) = dir.entries() else { return };
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let text = name.to_string_lossy();
+        if text.starts_with(TEMP_PREFIX) && text.ends_with(TEMP_SUFFIX) {
+            let _ = dir.remove_file(&name);
+        }
+    }
+}
+
+/// A named temp file in the folder, removed on drop unless persisted.
+struct TempName<'a> {
+    dir: &'a cap_std::fs::Dir,
+    name: String,
+    file: File,
+    keep: std::cell::Cell<bool>,
+}
+
+impl<'a> TempName<'a> {
+    fn create(dir: &'a cap_std::fs::Dir) -> io::Result<TempName<'a>> {
+        use cap_std::fs::OpenOptionsExt as _;
+        let mut options = cap_std::fs::OpenOptions::new();
+        options.write(true).create_new(true).mode(0o644);
+        let mut attempt = 0u32;
+        loop {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.subsec_nanos())
+                .unwrap_or_default();
+            let name = format!("{TEMP_PREFIX}{}.{nanos}.{attempt}{TEMP_SUFFIX}", std::process::id());
+            match dir.open_with(&name, &options) {
+                Ok(file) => return Ok(TempName { dir, name, file: file.into_std(), keep: false.into() }),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn persisted(&self) {
+        self.keep.set(true);
+    }
+}
+
+impl Drop for TempName<'_> {
+    fn drop(&mut self) {
+        if !self.keep.get() {
+            let _ = self.dir.remove_file(&self.name);
+        }
     }
 }
 
@@ -489,16 +663,13 @@ fn parse_history(text: &str) -> Result<Vec<HistoryEntry>, (usize, String)> {
     Ok(entries)
 }
 
-/// Makes the rename itself durable; directories cannot be opened for syncing on Windows.
-fn sync_dir(dir: &Path) -> io::Result<()> {
-    #[cfg(unix)]
-    {
-        File::open(dir)?.sync_all()
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = dir;
+/// Makes a rename in the folder durable.
+fn sync_dir(dir: &cap_std::fs::Dir) -> io::Result<()> {
+    // SAFETY: fsync on a directory descriptor we hold open.
+    if unsafe { libc::fsync(dir.as_raw_fd()) } == 0 {
         Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }
 

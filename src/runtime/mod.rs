@@ -130,7 +130,13 @@ impl Run<'_> {
     /// update of it before a later question.
     fn load_memory(&self, transcript: &mut Vec<Message>, question: &str) {
         let Some(memory) = self.memory else { return };
-        match memory.context_for(question, self.memory_budget) {
+        let context = memory.context_for(question, self.memory_budget);
+        if let Ok(ctx) = &context {
+            for warning in &ctx.warnings {
+                self.events.emit(Event::Error { message: format!("memory: {warning}") });
+            }
+        }
+        match context {
             Ok(ctx) if !ctx.notes.is_empty() => {
                 self.events.emit(Event::MemoryLoaded { notes: ctx.notes.clone() });
                 let system = Message::system(ctx.text);

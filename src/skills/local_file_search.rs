@@ -3,13 +3,12 @@
 //! lowercasing, so Chinese and accented text work). Files are visited in sorted path
 //! order so the same question always gets the same answer.
 
-use std::path::{Path, PathBuf};
+use std::ops::ControlFlow;
 use std::sync::OnceLock;
 
 use serde_json::{json, Value};
-use walkdir::{DirEntry, WalkDir};
 
-use super::workspace::read_text_file;
+use super::workspace::MAX_WALK_DEPTH;
 use super::{args, embedded_manifest, Manifest, Skill, SkillError, Workspace};
 use crate::protocol::Args;
 
@@ -63,66 +62,57 @@ fn call(args: &Args, workspace: &Workspace) -> Result<Value, SkillError> {
     }
     let max_results = usize::try_from(max_results.min(MAX_RESULTS_CAP)).unwrap_or(usize::MAX);
 
-    let start = workspace.resolve_existing(root_dir)?;
-    if !start.is_dir() {
-        return Err(SkillError::new(format!("root_dir '{root_dir}' is not a directory")));
-    }
     let needle = query.to_lowercase();
     let mut hits = Vec::new();
     let mut truncated = false;
-    'files: for path in searchable_files(&start) {
-        let shown = workspace.shown(&path);
-        let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
-        let mut file_hits = Vec::new();
-        if name.contains(&needle) {
-            file_hits.push(Hit { path: shown.clone(), line: 0, snippet: shown.clone() });
-        }
-        // Binary, huge and non-UTF-8 files are skipped silently: they are not documents.
-        if let Ok(text) = read_text_file(&path, &shown, MAX_SEARCHED_BYTES) {
-            for (index, line) in text.lines().enumerate() {
-                if line.to_lowercase().contains(&needle) {
-                    file_hits.push(Hit { path: shown.clone(), line: index + 1, snippet: snippet(line) });
+    let skip = |name: &str, is_dir: bool| name.starts_with('.') || (is_dir && SKIPPED_DIRS.contains(&name));
+    let walked = workspace
+        .walk_files(root_dir, &skip, &mut |file| {
+            let mut file_hits = Vec::new();
+            if file.name.to_lowercase().contains(&needle) {
+                file_hits.push(Hit { path: file.shown.clone(), line: 0, snippet: file.shown.clone() });
+            }
+            // Binary, huge and non-UTF-8 files are skipped silently: they are not documents.
+            if let Ok(text) = file.read_text(MAX_SEARCHED_BYTES) {
+                for (index, line) in text.lines().enumerate() {
+                    if index % 4096 == 0 {
+                        workspace.check_deadline()?;
+                    }
+                    if line.to_lowercase().contains(&needle) {
+                        file_hits.push(Hit { path: file.shown.clone(), line: index + 1, snippet: snippet(line) });
+                    }
                 }
             }
-        }
-        for hit in file_hits {
-            if hits.len() == max_results {
-                truncated = true;
-                break 'files;
+            for hit in file_hits {
+                if hits.len() == max_results {
+                    truncated = true;
+                    return Ok(ControlFlow::Break(()));
+                }
+                hits.push(hit);
             }
-            hits.push(hit);
-        }
-    }
+            Ok(ControlFlow::Continue(()))
+        })
+        .map_err(|err| match err.0.strip_suffix("is not a directory") {
+            Some(_) => SkillError::new(format!("root_dir {}", err.0)),
+            None => err,
+        })?;
 
-    let shown_root = workspace.shown(&start);
+    let mut content = summary(query, &walked.shown, &hits, truncated);
+    if walked.too_deep > 0 {
+        content.push_str(&format!(
+            "
+(not searched: {} directories nested deeper than {MAX_WALK_DEPTH} levels)",
+            walked.too_deep
+        ));
+    }
     Ok(json!({
         "query": query,
-        "root_dir": shown_root,
+        "root_dir": walked.shown,
         "matches": hits.iter().map(|h| json!({"path": h.path, "line": h.line, "snippet": h.snippet})).collect::<Vec<_>>(),
         "count": hits.len(),
         "truncated": truncated,
-        "content": summary(query, &shown_root, &hits, truncated),
+        "content": content,
     }))
-}
-
-/// Regular files under `start`, sorted by path, leaving out hidden entries, VCS and build
-/// directories. Symbolic links are not followed, so nothing outside the workspace leaks in.
-fn searchable_files(start: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = WalkDir::new(start)
-        .follow_links(false)
-        .into_iter()
-        .filter_entry(|entry| entry.depth() == 0 || !is_skipped(entry))
-        .filter_map(Result::ok)
-        .filter(|entry| entry.file_type().is_file())
-        .map(DirEntry::into_path)
-        .collect();
-    files.sort();
-    files
-}
-
-fn is_skipped(entry: &DirEntry) -> bool {
-    let name = entry.file_name().to_string_lossy();
-    name.starts_with('.') || (entry.file_type().is_dir() && SKIPPED_DIRS.contains(&name.as_ref()))
 }
 
 /// The line trimmed, cut at a character boundary.

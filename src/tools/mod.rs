@@ -88,14 +88,18 @@ impl ToolLayer {
         };
         // The skill sees the deadline too, so a timed-out call stops its own work instead
         // of running on (and holding memory) after its ToolMessage says it timed out.
-        let workspace = self.workspace.with_deadline(Instant::now() + self.timeout);
+        let deadline = Instant::now() + self.timeout;
+        let workspace = self.workspace.with_deadline(deadline);
         let args = call.args.clone();
         let task = tokio::task::spawn_blocking(move || skill.run(&args, &workspace));
+        let timed_out = || ToolMessage::error(call, format!("{} timed out after {:.0?}", call.name, self.timeout));
         match tokio::time::timeout(self.timeout, task).await {
             Ok(Ok(Ok(output))) => ToolMessage::success(call, output),
+            // The skill saw its deadline pass a moment before the wait for it ended.
+            Ok(Ok(Err(_))) if Instant::now() >= deadline => timed_out(),
             Ok(Ok(Err(e))) => ToolMessage::error(call, e.to_string()),
             Ok(Err(join)) => ToolMessage::error(call, format!("{} crashed: {join}", call.name)),
-            Err(_) => ToolMessage::error(call, format!("{} timed out after {:.0?}", call.name, self.timeout)),
+            Err(_) => timed_out(),
         }
     }
 
