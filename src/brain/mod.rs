@@ -80,6 +80,8 @@ impl Decision {
 pub enum BrainError {
     #[error("model file not found: {path} (run `b4 models fetch {fetch}`)")]
     ModelMissing { path: String, fetch: String },
+    #[error("model file {path} is corrupt: {problem}; run `b4 models fetch {fetch}` to replace it")]
+    ModelCorrupt { path: String, problem: String, fetch: String },
     #[error("cannot load model {path}: {reason}")]
     Load { path: String, reason: String },
     #[error("prompt has {tokens} tokens, over max_input_tokens {max}")]

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use crate::brain::fetch::{self, FetchOptions};
+use crate::brain::fetch::{self, FetchOptions, FileCheck};
 use crate::brain::{Backend, Profile};
 
 #[derive(clap::Args, Debug)]
@@ -17,7 +17,8 @@ pub struct ModelsArgs {
 
 #[derive(clap::Subcommand, Debug)]
 pub enum ModelsAction {
-    /// Each profile, its model file, whether it is present and its size.
+    /// Each profile, its model file (present, missing, or corrupt: a pinned file is checked
+    /// against its sha256 when it changed since its last check) and its size.
     List,
     /// Download a pinned model (a download name such as qwen2.5-coder-0.5b, or a profile
     /// name); default: the default profile's.
@@ -52,25 +53,37 @@ pub fn run(args: ModelsArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `present`, `missing` or `corrupt`, the size and the path. A pinned file is checked
+/// against its sha256, which hashes it again when it changed since its last check.
 fn describe(p: &Profile) -> String {
     if p.backend == Backend::Mock {
         return "mock brain (no model file)".into();
     }
     let path = fetch::resolve_model_path(p);
-    match std::fs::metadata(&path) {
-        Ok(meta) => format!("present  {:>7.1} MB  {}", meta.len() as f64 / 1e6, path.display()),
-        Err(_) => format!(
-            "missing  {}{}",
-            path.display(),
-            p.fetch.as_ref().map(|f| format!("  (b4 models fetch {f})")).unwrap_or_default()
-        ),
+    let fix = |name: &str| format!("b4 models fetch {name}");
+    let Ok(meta) = std::fs::metadata(&path) else {
+        let hint = p.fetch.as_deref().map(|f| format!("  ({})", fix(f))).unwrap_or_default();
+        return format!("missing  {}{hint}", path.display());
+    };
+    let there = format!("{:>7.1} MB  {}", meta.len() as f64 / 1e6, path.display());
+    let Some(asset) = fetch::pinned_asset(p) else { return format!("present  {there}") };
+    match fetch::check_file(asset, &path, true) {
+        Ok(FileCheck::Verified) => format!("present  {there}"),
+        Ok(FileCheck::Missing) => format!("missing  {}  ({})", path.display(), fix(asset.name)),
+        Ok(bad) => format!("corrupt  {there}  ({}; {})", bad.describe(asset), fix(asset.name)),
+        Err(e) => format!("unreadable  {there}  ({e})"),
     }
 }
 
 /// Fetches a profile's pinned model when its file is missing, so the app's first start
-/// needs no separate step.
+/// needs no separate step; checks a present one, with a progress bar while the terminal is
+/// still ours, so that a corrupt file stops here with the fix.
 pub fn ensure_model(profile: &Profile) -> Result<()> {
-    if profile.backend == Backend::Mock || fetch::resolve_model_path(profile).exists() {
+    if profile.backend == Backend::Mock {
+        return Ok(());
+    }
+    if fetch::resolve_model_path(profile).exists() {
+        fetch::checked_model_path(profile, true)?;
         return Ok(());
     }
     let Some(asset_name) = &profile.fetch else {
