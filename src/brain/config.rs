@@ -10,8 +10,8 @@ use crate::protocol::ToolCalling;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("{file}: cannot read: {source}")]
-    Read { file: String, source: std::io::Error },
+    #[error(transparent)]
+    Read(#[from] crate::input::InputError),
     #[error("{file}: invalid model config: {source}")]
     Yaml { file: String, source: serde_yaml::Error },
     #[error("unknown model_name '{name}'. Available: {available}")]
@@ -169,8 +169,7 @@ pub struct ModelConfig {
 impl ModelConfig {
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ConfigError::Read { file: file.clone(), source })?;
+        let text = crate::input::read_text(path, crate::input::MODEL_CONFIG)?;
         let mut config: ModelConfig = serde_yaml::from_str(&text)
             .map_err(|source| ConfigError::Yaml { file: file.clone(), source })?;
         for (name, profile) in config.models.iter_mut() {

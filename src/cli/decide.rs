@@ -32,7 +32,7 @@ pub struct DecideArgs {
 
 /// Reads a tools schema file: a JSON array of `{"type":"function","function":{...}}`.
 pub fn load_tools_schema(path: &Path) -> Result<Vec<Value>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let text = crate::input::read_text(path, crate::input::TOOLS_SCHEMA)?;
     let value: Value = serde_json::from_str(&text).with_context(|| format!("{}: not valid JSON", path.display()))?;
     let Value::Array(tools) = value else {
         anyhow::bail!("{}: expected a JSON array of tools", path.display());
