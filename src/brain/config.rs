@@ -85,6 +85,14 @@ pub struct Profile {
     pub top_p: f64,
     pub seed: u64,
     pub decoding: Decoding,
+    /// Mock backend only: how long each decision takes, in milliseconds (cancellable), so
+    /// cancelling and interrupting can be tried and tested without a model.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub mock_delay_ms: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 impl Default for Profile {
@@ -105,6 +113,7 @@ impl Default for Profile {
             top_p: 1.0,
             seed: 42,
             decoding: Decoding::Free,
+            mock_delay_ms: 0,
         }
     }
 }
