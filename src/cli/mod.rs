@@ -5,6 +5,7 @@
 mod bench;
 mod chat;
 mod decide;
+mod interrupt;
 mod misc;
 mod models;
 mod perf;
