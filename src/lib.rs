@@ -10,11 +10,13 @@
 //! | the benchmark | [`bench`] |
 //!
 //! [`protocol`] holds the messages and the one event type the engine sends to the CLI and
-//! the TUI; [`tui`] renders it; [`bench`] measures the brain.
+//! the TUI; [`tui`] renders it; [`bench`] measures the brain; [`input`] reads the files a
+//! user names (regular files only, with a size cap).
 
 pub mod bench;
 pub mod brain;
 pub mod cli;
+pub mod input;
 pub mod memory;
 pub mod perf;
 pub mod protocol;

@@ -5,7 +5,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             // One line with the whole context chain: "workspace x: cannot read ...".
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", b4_agent::cli::error_line(&e));
             ExitCode::from(2)
         }
     }

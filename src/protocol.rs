@@ -151,8 +151,8 @@ impl Message {
 
 #[derive(Debug, thiserror::Error)]
 pub enum MessagesError {
-    #[error("{file}: cannot read: {source}")]
-    Read { file: String, source: std::io::Error },
+    #[error(transparent)]
+    Read(#[from] crate::input::InputError),
     #[error("{file}: not valid JSON: {source}")]
     Json { file: String, source: serde_json::Error },
     #[error("{file}: expected a JSON array of messages, found {found}")]
@@ -176,8 +176,7 @@ pub fn json_kind(value: &Value) -> &'static str {
 /// and the first bad element.
 pub fn load_messages(path: &Path) -> Result<Vec<Message>, MessagesError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| MessagesError::Read { file: file.clone(), source })?;
+    let text = crate::input::read_text(path, crate::input::MESSAGES)?;
     let value: Value = serde_json::from_str(&text)
         .map_err(|source| MessagesError::Json { file: file.clone(), source })?;
     messages_from_value(&file, value)

@@ -175,7 +175,7 @@ pub fn ground_truth_calls(value: &Value) -> Result<Vec<ExpectedCall>, String> {
 /// file holding one JSON array is read as its elements.
 fn json_lines(path: &Path) -> Result<Vec<(usize, Value)>, BenchError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| BenchError::Read { file: file.clone(), source })?;
+    let text = crate::input::read_text(path, crate::input::BFCL)?;
     if text.trim_start().starts_with('[') {
         let value: Value = serde_json::from_str(&text).map_err(|source| BenchError::Json { file: file.clone(), source })?;
         let items = match value {

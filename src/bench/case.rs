@@ -176,7 +176,7 @@ pub fn load_dir(dir: &Path) -> Result<Vec<BenchCase>, BenchError> {
 /// One case file.
 pub fn load_file(path: &Path) -> Result<BenchCase, BenchError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| BenchError::Read { file: file.clone(), source })?;
+    let text = crate::input::read_text(path, crate::input::BENCH_CASE)?;
     let value: Value = serde_json::from_str(&text).map_err(|source| BenchError::Json { file: file.clone(), source })?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     case_from_value(&file, &stem, value).map_err(|reason| BenchError::Case { file, reason })

@@ -28,6 +28,8 @@ pub use runner::{run, BenchMode, BenchPlan, BenchRun, CaseRecord, Job, Observer,
 pub enum BenchError {
     #[error("{file}: cannot read: {source}")]
     Read { file: String, source: std::io::Error },
+    #[error(transparent)]
+    Input(#[from] crate::input::InputError),
     #[error("{file}: not valid JSON: {source}")]
     Json { file: String, source: serde_json::Error },
     #[error("{file}: {reason}")]

@@ -10,8 +10,8 @@ use crate::protocol::ToolCalling;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("{file}: cannot read: {source}")]
-    Read { file: String, source: std::io::Error },
+    #[error(transparent)]
+    Read(#[from] crate::input::InputError),
     #[error("{file}: invalid model config: {source}")]
     Yaml { file: String, source: serde_yaml::Error },
     #[error("unknown model_name '{name}'. Available: {available}")]
@@ -85,6 +85,14 @@ pub struct Profile {
     pub top_p: f64,
     pub seed: u64,
     pub decoding: Decoding,
+    /// Mock backend only: how long each decision takes, in milliseconds (cancellable), so
+    /// cancelling and interrupting can be tried and tested without a model.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub mock_delay_ms: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 impl Default for Profile {
@@ -105,6 +113,7 @@ impl Default for Profile {
             top_p: 1.0,
             seed: 42,
             decoding: Decoding::Free,
+            mock_delay_ms: 0,
         }
     }
 }
@@ -169,8 +178,7 @@ pub struct ModelConfig {
 impl ModelConfig {
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ConfigError::Read { file: file.clone(), source })?;
+        let text = crate::input::read_text(path, crate::input::MODEL_CONFIG)?;
         let mut config: ModelConfig = serde_yaml::from_str(&text)
             .map_err(|source| ConfigError::Yaml { file: file.clone(), source })?;
         for (name, profile) in config.models.iter_mut() {

@@ -5,10 +5,11 @@
 //! `file_reader(docs/agent_intro.txt)` + `local_file_search("Agent")`. After tool results:
 //! a final answer that sums up every ToolMessage, or the seeds' failure message when any
 //! tool failed. In the plan phase: a plan with one step per call (the seeds' three steps
-//! when the question has no cues).
+//! when the question has no cues). A profile's `mock_delay_ms` makes each decision take
+//! that long, or until it is cancelled.
 
-use std::sync::atomic::AtomicBool;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -34,9 +35,16 @@ impl Brain for MockBrain {
         &mut self,
         request: &DecisionRequest,
         on_token: TokenSink<'_>,
-        _cancel: &AtomicBool,
+        cancel: &AtomicBool,
     ) -> Result<Decision, BrainError> {
         let started = Instant::now();
+        let delay = Duration::from_millis(self.profile.mock_delay_ms);
+        while started.elapsed() < delay {
+            if cancel.load(Ordering::SeqCst) {
+                return Err(BrainError::Cancelled);
+            }
+            std::thread::sleep(delay.saturating_sub(started.elapsed()).min(Duration::from_millis(10)));
+        }
         let (ai, plan) = mock_decide(&request.messages, request.phase);
         let raw = match &plan {
             Some(plan) => serde_json::to_string(plan).unwrap_or_default(),

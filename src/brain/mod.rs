@@ -94,6 +94,9 @@ pub enum BrainError {
     Generation(String),
     #[error("cancelled")]
     Cancelled,
+    /// A file of the model folder or profile that could not be read (it names the file).
+    #[error(transparent)]
+    Input(#[from] crate::input::InputError),
     #[error("{0}")]
     Other(String),
 }

@@ -203,7 +203,7 @@ fn tokenizer_next_to(path: &Path) -> Option<PathBuf> {
 }
 
 fn load_gguf(path: &Path, tokenizer: Option<&Path>, device: &Device) -> Result<LoadedModel, BrainError> {
-    let mut file = File::open(path).map_err(|e| load_error(path, e))?;
+    let mut file = crate::input::open_regular(path, "model file")?;
     let content = gguf_file::Content::read(&mut file).map_err(|e| load_error(path, format!("not a GGUF file: {e}")))?;
     let md = &content.metadata;
     let md_str = |key: &str| md.get(key).and_then(|v| v.to_string().ok()).cloned();
@@ -280,7 +280,7 @@ fn stop_tokens(tokenizer: &ModelTokenizer, mut ids: Vec<u32>) -> Vec<u32> {
 }
 
 fn read_json(path: &Path) -> Result<Value, BrainError> {
-    let text = std::fs::read_to_string(path).map_err(|e| load_error(path, e))?;
+    let text = crate::input::read_text(path, crate::input::MODEL_JSON)?;
     serde_json::from_str(&text).map_err(|e| load_error(path, format!("invalid JSON: {e}")))
 }
 
@@ -322,7 +322,8 @@ fn load_hf_dir(dir: &Path, tokenizer: Option<&Path>, dtype: &str, device: &Devic
         .map_err(|e| load_error(dir, e))?
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "safetensors"))
+        // Regular files only: candle opens each one, and a FIFO would block it.
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "safetensors"))
         .collect();
     files.sort();
     if files.is_empty() {

@@ -49,10 +49,10 @@ impl ChatTemplate {
     pub fn from_hf_dir(dir: &Path) -> Result<Self, BrainError> {
         let jinja = dir.join("chat_template.jinja");
         let config_path = dir.join("tokenizer_config.json");
-        let config: Value = match std::fs::read_to_string(&config_path) {
-            Ok(text) => serde_json::from_str(&text)
+        let config: Value = match read(&config_path)? {
+            Some(text) => serde_json::from_str(&text)
                 .map_err(|e| BrainError::Template(format!("{}: {e}", config_path.display())))?,
-            Err(_) => Value::Null,
+            None => Value::Null,
         };
         let token = |key: &str| match config.get(key) {
             Some(Value::String(s)) => Some(s.clone()),
@@ -69,7 +69,7 @@ impl ChatTemplate {
                 .and_then(Value::as_str)
                 .map(str::to_string)
                 .ok_or_else(|| BrainError::Template(format!("{}: chat_template list has no template", config_path.display())))?,
-            _ => std::fs::read_to_string(&jinja).map_err(|_| {
+            _ => read(&jinja)?.ok_or_else(|| {
                 BrainError::Template(format!(
                     "{} has no chat template (no chat_template in tokenizer_config.json, no chat_template.jinja)",
                     dir.display()
@@ -97,6 +97,15 @@ impl ChatTemplate {
             eos_token => self.eos_token.clone().unwrap_or_default(),
         };
         template.render(context).map_err(|e| BrainError::Template(describe(&e)))
+    }
+}
+
+/// A model folder's text file, `None` when it is not there.
+fn read(path: &Path) -> Result<Option<String>, BrainError> {
+    match crate::input::read_text(path, crate::input::MODEL_JSON) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e.into()),
     }
 }
 

@@ -60,8 +60,8 @@ impl std::fmt::Debug for ModelTokenizer {
 impl ModelTokenizer {
     /// Reads a Hugging Face `tokenizer.json`.
     pub fn from_file(path: &Path) -> Result<Self, BrainError> {
-        let inner = Tokenizer::from_file(path)
-            .map_err(|e| BrainError::Tokenizer(format!("{}: {e}", path.display())))?;
+        let bytes = crate::input::read_bytes(path, crate::input::TOKENIZER)?;
+        let inner = Tokenizer::from_bytes(bytes).map_err(|e| BrainError::Tokenizer(format!("{}: {e}", path.display())))?;
         Ok(Self::wrap(inner))
     }
 

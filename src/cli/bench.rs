@@ -1,6 +1,7 @@
 //! `b4 bench`: the seeds' `b4_batch_benchmark.py`, scored for correctness, over a grid of
-//! settings (profiles x tool-calling ways x decodings), with a progress bar and Ctrl+C
-//! that stops after the current decision and still writes the report.
+//! settings (profiles x tool-calling ways x decodings), with a progress bar. Ctrl+C (or
+//! SIGTERM) cancels the current decision and still writes the report of the finished ones;
+//! a second one quits at once.
 //!
 //! Files under `--outdir`: `report.json`, `report.md`, and for each setting and case
 //! `<setting>/<case>/raw_model_output.json` and `ai_message.json` (in `run_K/` below the
@@ -10,8 +11,6 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::ValueEnum;
@@ -19,6 +18,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
 
 use super::decide::{load_tools_schema, raw_record, write_json};
+use super::interrupt::{self, Interrupt};
 use crate::bench::report::{render_markdown, render_table, Outcome, ReportMeta};
 use crate::bench::runner::safe_name;
 use crate::bench::{bfcl, build_report, case, BenchMode, BenchPlan, CaseRecord, Job, Observer, Setting};
@@ -143,6 +143,9 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         brains.insert(profile.name.clone(), brain);
     }
     std::fs::create_dir_all(&args.outdir).with_context(|| format!("{}: cannot create", args.outdir.display()))?;
+    // From here a signal stops the run and the report of what is done is still written.
+    let signals = interrupt::signal_runtime()?;
+    let interrupt = Interrupt::watch(&signals, || {})?;
     eprintln!(
         "bench: {} cases x {} settings x {} runs = {} decisions",
         plan.cases.len(),
@@ -153,14 +156,10 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
 
     let started_at = now();
     let progress = progress_bar(plan.decisions() as u64);
-    let stop = Arc::new(AtomicBool::new(false));
-    let cancel = Arc::new(AtomicBool::new(false));
-    let runtime = super::tokio_runtime()?;
-    runtime.spawn(watch_ctrl_c(stop.clone(), cancel.clone(), progress.clone()));
     let mut observer = FileObserver { outdir: args.outdir.clone(), mode: args.mode, progress: progress.clone(), pieces: 0 };
-    let outcome = crate::bench::run(&plan, &mut brains, &mut observer, &stop, &cancel);
+    // One flag for both: stop before the next decision, and end the current one now.
+    let outcome = crate::bench::run(&plan, &mut brains, &mut observer, &interrupt.cancel, &interrupt.cancel);
     progress.finish_and_clear();
-    runtime.shutdown_background();
     let bench_run = outcome?;
 
     let meta = ReportMeta { command: command_line(), started_at, finished_at: now() };
@@ -169,7 +168,12 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     write_text(&args.outdir.join("report.md"), &render_markdown(&report))?;
     print!("{}", render_table(&report));
     eprintln!("report: {}", args.outdir.join("report.md").display());
-    Ok(if bench_run.interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })
+    if interrupt.received() {
+        let done = bench_run.records.len();
+        let what = format!("stopped after {done} of {} decisions; the report covers those {done}; nothing half-written", plan.decisions());
+        return Ok(interrupt.exit(&what));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The cases of `--cases_dir` then `--bfcl`, filtered by `--ids` and `--limit`.
@@ -209,24 +213,6 @@ fn profiles(args: &BenchArgs, config: &crate::brain::ModelConfig) -> Result<Vec<
         }
     }
     Ok(profiles)
-}
-
-/// First Ctrl+C: stop after the current decision. Second: cancel it too. Third: quit now.
-async fn watch_ctrl_c(stop: Arc<AtomicBool>, cancel: Arc<AtomicBool>, progress: ProgressBar) {
-    let presses = AtomicUsize::new(0);
-    while tokio::signal::ctrl_c().await.is_ok() {
-        match presses.fetch_add(1, Ordering::SeqCst) {
-            0 => {
-                stop.store(true, Ordering::SeqCst);
-                progress.suspend(|| eprintln!("\nstopping after the current decision (Ctrl+C again cancels it)"));
-            }
-            1 => {
-                cancel.store(true, Ordering::SeqCst);
-                progress.suspend(|| eprintln!("\ncancelling the current decision (Ctrl+C again quits without a report)"));
-            }
-            _ => std::process::exit(130),
-        }
-    }
 }
 
 fn progress_bar(total: u64) -> ProgressBar {
@@ -325,10 +311,5 @@ fn command_line() -> String {
 
 /// Writes text atomically (temp file + rename).
 fn write_text(path: &Path, text: &str) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("{}: cannot write", path.display()))?;
-    use std::io::Write;
-    tmp.write_all(text.as_bytes()).with_context(|| format!("{}: cannot write", path.display()))?;
-    tmp.persist(path).with_context(|| format!("{}: cannot write", path.display()))?;
-    Ok(())
+    interrupt::write_atomic(path, text.as_bytes())
 }

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use serde_json::Value;
 
+use super::interrupt::Interrupt;
 use super::{ModelOpts, WorkspaceOpt};
 use crate::protocol::{AgentMode, Command, Event, Settings, StopReason, ToolStatus};
 use crate::runtime::engine::{self, EngineConfig};
@@ -55,20 +56,36 @@ pub fn run(args: ChatArgs) -> Result<ExitCode> {
         }
     }
     let rt = super::tokio_runtime()?;
-    let reason = rt.block_on(async {
-        let mut handle = engine::spawn(EngineConfig { model_config: config, workspace, memory_dir, settings });
-        let _ = handle.commands.send(Command::Ask { question: args.question.clone() });
+    let mut handle = {
+        let _entered = rt.enter();
+        engine::spawn(EngineConfig { model_config: config, workspace, memory_dir, settings })
+    };
+    let _ = handle.commands.send(Command::Ask { question: args.question.clone() });
+    // After the question, so the engine sees the cancel after it (a new question resets it).
+    let commands = handle.commands.clone();
+    let interrupt = Interrupt::watch(&rt, move || {
+        let _ = commands.send(Command::Cancel);
+    })?;
+    let (reason, decisions) = rt.block_on(async {
         let mut printer = Printer { json: args.json, stream: args.stream, streaming: false };
-        let mut reason = None;
+        let (mut reason, mut decisions) = (None, 0);
         while let Some(event) = handle.events.recv().await {
             printer.print(&event);
-            if let Event::Finished { reason: r } = event {
-                reason = Some(r);
-                let _ = handle.commands.send(Command::Quit);
+            match event {
+                Event::Decided { .. } => decisions += 1,
+                Event::Finished { reason: r } => {
+                    reason = Some(r);
+                    let _ = handle.commands.send(Command::Quit);
+                }
+                _ => {}
             }
         }
-        reason
+        (reason, decisions)
     });
+    if interrupt.received() {
+        let plural = if decisions == 1 { "" } else { "s" };
+        return Ok(interrupt.exit(&format!("the question stopped after {decisions} decision{plural}; nothing half-written")));
+    }
     Ok(match reason {
         Some(StopReason::FinalAnswer) => ExitCode::SUCCESS,
         _ => ExitCode::from(1),
@@ -149,7 +166,7 @@ impl Printer {
             }
             Event::FinalAnswer { content } => println!("\nfinal answer:\n{content}"),
             Event::Finished { reason } => println!("\n{}", reason.describe()),
-            Event::Error { message } => eprintln!("error: {message}"),
+            Event::Error { message } => eprintln!("error: {}", super::shorten(message)),
             Event::Paused { what } => eprintln!("paused before {what}"),
             Event::MessageAppended { .. } | Event::StepState { .. } | Event::ToolStarted { .. } | Event::Settings(_) => {}
         }

@@ -2,11 +2,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result};
 use serde_json::{json, Value};
 
+use super::interrupt::{self, Interrupt};
 use super::{DecideMode, ModelOpts};
 use crate::brain::{make_brain, Backend, Decision, DecisionRequest};
 use crate::protocol::{load_messages, Message, Phase};
@@ -32,7 +32,7 @@ pub struct DecideArgs {
 
 /// Reads a tools schema file: a JSON array of `{"type":"function","function":{...}}`.
 pub fn load_tools_schema(path: &Path) -> Result<Vec<Value>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let text = crate::input::read_text(path, crate::input::TOOLS_SCHEMA)?;
     let value: Value = serde_json::from_str(&text).with_context(|| format!("{}: not valid JSON", path.display()))?;
     let Value::Array(tools) = value else {
         anyhow::bail!("{}: expected a JSON array of tools", path.display());
@@ -76,9 +76,18 @@ pub fn run(args: DecideArgs) -> Result<ExitCode> {
         decoding: args.model.decoding,
     };
     let mut brain = make_brain(&profile)?;
-    let decision = brain.decide(&request, &mut |_| {}, &AtomicBool::new(false))?;
+    let signals = interrupt::signal_runtime()?;
+    let interrupt = Interrupt::watch(&signals, || {})?;
+    let decided = brain.decide(&request, &mut |_| {}, &interrupt.cancel);
+    if interrupt.received() {
+        return Ok(interrupt.exit("the decision was stopped; no output was written"));
+    }
+    let decision = decided?;
     write_outputs(&args.outdir, &decision, &request, &profile.name, args.mode)?;
     println!("{}", serde_json::to_string_pretty(&decision.ai.to_json())?);
+    if interrupt.received() {
+        return Ok(interrupt.exit("after writing both output files; nothing half-written"));
+    }
     if !decision.valid() {
         eprintln!("error: the model output did not parse: {}", decision.error.as_deref().unwrap_or("unknown reason"));
         return Ok(ExitCode::from(1));
@@ -120,12 +129,7 @@ fn write_outputs(outdir: &Path, decision: &Decision, request: &DecisionRequest, 
 
 /// Writes pretty JSON atomically (temp file + rename).
 pub fn write_json(path: &Path, value: &Value) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("{}: cannot write", path.display()))?;
-    use std::io::Write;
-    tmp.write_all(serde_json::to_string_pretty(value)?.as_bytes())
-        .and_then(|()| tmp.write_all(b"\n"))
-        .with_context(|| format!("{}: cannot write", path.display()))?;
-    tmp.persist(path).with_context(|| format!("{}: cannot write", path.display()))?;
-    Ok(())
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    interrupt::write_atomic(path, text.as_bytes())
 }

@@ -5,6 +5,7 @@
 mod bench;
 mod chat;
 mod decide;
+mod interrupt;
 mod misc;
 mod models;
 mod perf;
@@ -144,4 +145,82 @@ pub use models::ensure_model;
 /// A multi-threaded tokio runtime for commands that run the engine.
 pub fn tokio_runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")
+}
+
+/// The one line `main` prints for an error: the context chain with each cause once (an
+/// error whose message already quotes its source, like "x: cannot read: No such file", is
+/// not followed by that source again), on one line, with over-long words shortened.
+pub fn error_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    shorten(&line)
+}
+
+/// Longest word (a path, a value) shown whole in an error line.
+const MAX_WORD: usize = 200;
+/// Longest error line.
+const MAX_LINE: usize = 2000;
+
+/// `text` on one line, each word over 200 characters (a 100k-character path given by the
+/// user) cut to its start and end around a `…`, and the whole to at most 2000 characters.
+pub fn shorten(text: &str) -> String {
+    let one_line = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
+    let words = one_line.split(' ').map(|w| elide(w, MAX_WORD)).collect::<Vec<_>>().join(" ");
+    elide(&words, MAX_LINE)
+}
+
+/// `text` when it has at most `max` characters, else its head and tail around a `…`.
+fn elide(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_string();
+    }
+    let head = (max - 1) / 2;
+    let tail = max - 1 - head;
+    let start: String = text.chars().take(head).collect();
+    let end: String = text.chars().skip(count - tail).collect();
+    format!("{start}…{end}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("{file}: cannot read: {source}")]
+    struct Quoting {
+        file: String,
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn a_cause_already_quoted_by_its_error_is_not_repeated() {
+        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let err = anyhow::Error::new(Quoting { file: "m.json".into(), source: io }).context("workspace w");
+        assert_eq!(error_line(&err), "workspace w: m.json: cannot read: entity not found");
+        let plain = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::NotFound)).context("m.json: cannot read");
+        assert_eq!(error_line(&plain), "m.json: cannot read: entity not found");
+    }
+
+    #[test]
+    fn long_words_keep_their_ends_and_lines_stay_one() {
+        let path = format!("/tmp/{}/m.json", "d".repeat(100_000));
+        let err = anyhow::anyhow!("{path}: cannot read:\n  File name too long (os error 36)");
+        let line = error_line(&err);
+        let word = line.split(' ').next().unwrap();
+        assert_eq!(word.chars().count(), MAX_WORD);
+        assert!(word.starts_with("/tmp/ddd") && word.ends_with("ddd/m.json:") && word.contains('…'), "{word}");
+        assert!(line.ends_with(" cannot read: File name too long (os error 36)"), "{line}");
+        assert_eq!(shorten(&"word ".repeat(1000)).chars().count(), MAX_LINE);
+        assert_eq!(shorten("short and sweet"), "short and sweet");
+    }
 }
