@@ -157,6 +157,32 @@ fn round_12(x: f64) -> f64 {
     format!("{x:.11e}").parse().unwrap_or(x)
 }
 
+/// Checks the call's deadline once per [`Pacer::EVERY`] units of work (rows, cells,
+/// values), so a loop over a big input stops a timed-out call within milliseconds while
+/// costing next to nothing.
+pub struct Pacer<'a> {
+    workspace: &'a Workspace,
+    done: usize,
+}
+
+impl<'a> Pacer<'a> {
+    const EVERY: usize = 1024;
+
+    pub fn new(workspace: &'a Workspace) -> Pacer<'a> {
+        Pacer { workspace, done: 0 }
+    }
+
+    /// Counts `units` of work; an error once the deadline has passed.
+    pub fn step(&mut self, units: usize) -> Result<(), SkillError> {
+        self.done = self.done.saturating_add(units);
+        if self.done < Self::EVERY {
+            return Ok(());
+        }
+        self.done = 0;
+        self.workspace.check_deadline()
+    }
+}
+
 /// Reading tool arguments defensively: the tool layer has validated them against the
 /// schema, but a handler never trusts that and never panics on an odd value.
 pub mod args {
@@ -340,6 +366,21 @@ mod tests {
         assert_eq!(integer_value(i128::from(i64::MIN)), json!(i64::MIN));
         assert_eq!(integer_value(1 << 64), json!("18446744073709551616"));
         assert_eq!(integer_value(i128::from(i64::MIN) - 1), json!("-9223372036854775809"));
+    }
+
+    #[test]
+    fn the_pacer_checks_the_deadline_once_per_thousand_steps() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap().with_deadline(std::time::Instant::now());
+        let mut pacer = Pacer::new(&ws);
+        for _ in 0..1023 {
+            assert_eq!(pacer.step(1), Ok(()));
+        }
+        assert_eq!(pacer.step(1), Err(SkillError::new("stopped: the call ran past its time limit")));
+        assert_eq!(pacer.step(5000), Err(SkillError::new("stopped: the call ran past its time limit")));
+        let unlimited = Workspace::new(dir.path()).unwrap();
+        let mut pacer = Pacer::new(&unlimited);
+        assert!((0..5000).all(|_| pacer.step(1).is_ok()));
     }
 
     #[test]
