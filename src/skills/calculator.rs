@@ -1,12 +1,20 @@
 //! `calculator(expression)`: evaluates arithmetic with meval (`+ - * / % ^`, parentheses,
 //! sqrt, sin, ln, ... and pi, e). Users and small models also write `**`, `×`, `÷` and
 //! full-width parentheses; those are accepted too.
+//!
+//! meval computes in f64, which holds integers exactly only below 2^53 (`2^53 + 1` would
+//! come back as `9007199254740992`). So integer arithmetic (`+ - * / % ^` on integer
+//! literals) is evaluated a second time, exactly, in i128; a result that is neither exact
+//! nor safely within f64 precision says so (`"approximate": true`, "about ...").
 
 use std::sync::OnceLock;
 
 use serde_json::{json, Value};
 
-use super::{args, embedded_manifest, format_number, number_value, Manifest, Skill, SkillError, Workspace};
+use super::{
+    args, embedded_manifest, format_number, format_rounded, integer_value, number_value, rounded_value,
+    Manifest, Skill, SkillError, Workspace, F64_EXACT_INTEGERS,
+};
 use crate::protocol::Args;
 
 const NAME: &str = "calculator";
@@ -29,12 +37,62 @@ impl Skill for Calculator {
 /// The call itself; [`Skill::run`] names the tool in every error.
 fn call(args: &Args, _workspace: &Workspace) -> Result<Value, SkillError> {
     let expression = args::req_str(args, NAME, "expression")?.trim();
-    let result = evaluate(expression)?;
-    Ok(json!({
-        "expression": expression,
-        "result": number_value(result),
-        "content": format!("{expression} = {}", format_number(result)),
-    }))
+    Ok(match answer(expression)? {
+        Answer::Exact(n) => json!({
+            "expression": expression,
+            "result": integer_value(n),
+            "content": format!("{expression} = {n}"),
+        }),
+        Answer::Float(x) => json!({
+            "expression": expression,
+            "result": number_value(x),
+            "content": format!("{expression} = {}", format_number(x)),
+        }),
+        Answer::Approximate(x) => json!({
+            "expression": expression,
+            "result": rounded_value(x),
+            "approximate": true,
+            "content": format!("{expression} = about {}", format_rounded(x)),
+        }),
+    })
+}
+
+/// A result, and how far its digits can be trusted.
+#[derive(Debug, PartialEq)]
+enum Answer {
+    /// Integer arithmetic, every digit exact.
+    Exact(i128),
+    /// A float within f64 precision, shown to 12 significant digits.
+    Float(f64),
+    /// A float whose digits may be wrong past f64 precision: an integer result beyond
+    /// i128, or a value of 2^53 or more, or one computed from such integers.
+    Approximate(f64),
+}
+
+/// Evaluates with meval (which also validates the expression), then exactly where the
+/// expression is integer arithmetic.
+fn answer(expression: &str) -> Result<Answer, SkillError> {
+    let value = evaluate(expression)?;
+    let normalized = normalize(expression);
+    let beyond_f64 = value.abs() >= F64_EXACT_INTEGERS;
+    Ok(match exact(&normalized) {
+        Some(Exact::Value(n)) => Answer::Exact(n),
+        Some(Exact::Overflow) => Answer::Approximate(value),
+        Some(Exact::NotInteger { big }) if big || beyond_f64 => Answer::Approximate(value),
+        None if beyond_f64 || has_inexact_literal(&normalized) => Answer::Approximate(value),
+        Some(Exact::NotInteger { .. }) | None => Answer::Float(value),
+    })
+}
+
+/// Whether a number in an expression that is not integer arithmetic has 16 or more
+/// integer digits: from 10^15 an f64 keeps hardly a digit after the point, and past 2^53
+/// not every integer, so meval has already rounded it
+/// (`9007199254740993.5 - 9007199254740993` gives 2 in f64).
+fn has_inexact_literal(expression: &str) -> bool {
+    expression.split(|c: char| !c.is_ascii_digit() && c != '.').any(|number| {
+        let whole = number.split('.').next().unwrap_or_default().trim_start_matches('0');
+        whole.len() >= 16
+    })
 }
 
 /// Evaluates one expression to a finite number.
@@ -89,6 +147,212 @@ fn context() -> meval::Context<'static> {
     ctx
 }
 
+/// [`F64_EXACT_INTEGERS`] as an integer.
+const F64_EXACT_INTEGERS_I: u128 = 1 << 53;
+
+/// What evaluating an expression in integers found.
+#[derive(Debug, PartialEq)]
+enum Exact {
+    /// Integer arithmetic all the way, and it fit in i128.
+    Value(i128),
+    /// A step left the integers (a division with a remainder, a negative power), so
+    /// meval's float stands; `big` says an integer beyond 2^53 went into it, so the float
+    /// may have lost digits on the way.
+    NotInteger { big: bool },
+    /// Integer arithmetic past i128.
+    Overflow,
+}
+
+/// Why a step gave no exact integer; an overflow anywhere outweighs a fraction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Inexact {
+    Fraction,
+    Overflow,
+}
+
+type Step = Result<i128, Inexact>;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Token {
+    /// An integer literal; `None` when it does not fit in i128.
+    Number(Option<i128>),
+    Op(char),
+    Open,
+    Close,
+}
+
+/// Evaluates an expression (already [`normalize`]d and accepted by meval) exactly, if it
+/// is integer arithmetic: integer literals, `+ - * / % ^`, unary signs, parentheses.
+/// `None` for anything else (functions, constants, decimals), which meval's float covers.
+/// The grammar is meval's: `^` binds tighter than a unary sign and groups to the right
+/// (`-2^2` is -4, `2^3^2` is 512), signs tighter than `* / %`, those tighter than `+ -`.
+fn exact(expression: &str) -> Option<Exact> {
+    let tokens = integer_tokens(expression)?;
+    let mut parser = IntegerParser { tokens: &tokens, pos: 0, big: false };
+    let result = parser.sum()?;
+    if parser.pos != tokens.len() {
+        return None;
+    }
+    Some(match result {
+        Ok(n) => Exact::Value(n),
+        Err(Inexact::Overflow) => Exact::Overflow,
+        Err(Inexact::Fraction) => Exact::NotInteger { big: parser.big },
+    })
+}
+
+/// The tokens of integer arithmetic; `None` at anything else.
+fn integer_tokens(expression: &str) -> Option<Vec<Token>> {
+    let mut tokens = Vec::new();
+    let mut chars = expression.char_indices().peekable();
+    while let Some((start, c)) = chars.next() {
+        match c {
+            '0'..='9' => {
+                let mut end = start + 1;
+                while let Some((i, d)) = chars.peek().copied() {
+                    if !d.is_ascii_digit() {
+                        break;
+                    }
+                    end = i + d.len_utf8();
+                    chars.next();
+                }
+                tokens.push(Token::Number(expression[start..end].parse().ok()));
+            }
+            '+' | '-' | '*' | '/' | '%' | '^' => tokens.push(Token::Op(c)),
+            '(' => tokens.push(Token::Open),
+            ')' => tokens.push(Token::Close),
+            c if c.is_whitespace() => {}
+            _ => return None,
+        }
+    }
+    Some(tokens)
+}
+
+/// Recursive descent over [`Token`]s. Each rule returns `None` when it cannot parse, and
+/// otherwise the value or why there is none; both operands are always evaluated, so an
+/// overflow is found even next to a fraction.
+struct IntegerParser<'a> {
+    tokens: &'a [Token],
+    pos: usize,
+    /// An integer beyond 2^53 was computed (see [`Exact::NotInteger`]).
+    big: bool,
+}
+
+impl IntegerParser<'_> {
+    fn peek(&self) -> Option<Token> {
+        self.tokens.get(self.pos).copied()
+    }
+
+    fn eat_op(&mut self, ops: &[char]) -> Option<char> {
+        match self.peek() {
+            Some(Token::Op(op)) if ops.contains(&op) => {
+                self.pos += 1;
+                Some(op)
+            }
+            _ => None,
+        }
+    }
+
+    fn note(&mut self, step: Step) -> Step {
+        if let Ok(n) = step {
+            self.big |= n.unsigned_abs() > F64_EXACT_INTEGERS_I;
+        }
+        step
+    }
+
+    /// sum := product (('+' | '-') product)*
+    fn sum(&mut self) -> Option<Step> {
+        let mut left = self.product()?;
+        while let Some(op) = self.eat_op(&['+', '-']) {
+            let right = self.product()?;
+            let step = combine(left, right, |a, b| {
+                let sum = if op == '+' { a.checked_add(b) } else { a.checked_sub(b) };
+                sum.ok_or(Inexact::Overflow)
+            });
+            left = self.note(step);
+        }
+        Some(left)
+    }
+
+    /// product := signed (('*' | '/' | '%') signed)*
+    fn product(&mut self) -> Option<Step> {
+        let mut left = self.signed()?;
+        while let Some(op) = self.eat_op(&['*', '/', '%']) {
+            let right = self.signed()?;
+            let step = combine(left, right, |a, b| match op {
+                '*' => a.checked_mul(b).ok_or(Inexact::Overflow),
+                // Division by zero never gets here: meval has already refused it.
+                '/' if b != 0 && a % b == 0 => a.checked_div(b).ok_or(Inexact::Overflow),
+                '%' if b != 0 => a.checked_rem(b).ok_or(Inexact::Overflow),
+                _ => Err(Inexact::Fraction),
+            });
+            left = self.note(step);
+        }
+        Some(left)
+    }
+
+    /// signed := ('+' | '-') signed | power
+    fn signed(&mut self) -> Option<Step> {
+        match self.eat_op(&['+', '-']) {
+            Some('-') => {
+                let inner = self.signed()?;
+                let step = inner.and_then(|n| n.checked_neg().ok_or(Inexact::Overflow));
+                Some(self.note(step))
+            }
+            Some(_) => self.signed(),
+            None => self.power(),
+        }
+    }
+
+    /// power := atom ('^' signed)?, so `2^3^2` is `2^(3^2)` and `2^-1` parses.
+    fn power(&mut self) -> Option<Step> {
+        let base = self.atom()?;
+        if self.eat_op(&['^']).is_none() {
+            return Some(base);
+        }
+        let exponent = self.signed()?;
+        let step = combine(base, exponent, integer_power);
+        Some(self.note(step))
+    }
+
+    /// atom := integer | '(' sum ')'
+    fn atom(&mut self) -> Option<Step> {
+        match self.peek()? {
+            Token::Number(n) => {
+                self.pos += 1;
+                let step = n.ok_or(Inexact::Overflow);
+                Some(self.note(step))
+            }
+            Token::Open => {
+                self.pos += 1;
+                let inner = self.sum()?;
+                (self.peek()? == Token::Close).then(|| {
+                    self.pos += 1;
+                    inner
+                })
+            }
+            Token::Op(_) | Token::Close => None,
+        }
+    }
+}
+
+fn combine(left: Step, right: Step, op: impl FnOnce(i128, i128) -> Step) -> Step {
+    match (left, right) {
+        (Ok(a), Ok(b)) => op(a, b),
+        (Err(Inexact::Overflow), _) | (_, Err(Inexact::Overflow)) => Err(Inexact::Overflow),
+        _ => Err(Inexact::Fraction),
+    }
+}
+
+fn integer_power(base: i128, exponent: i128) -> Step {
+    match (base, exponent) {
+        (1, _) => Ok(1),
+        (-1, e) => Ok(if e % 2 == 0 { 1 } else { -1 }),
+        (0, e) if e > 0 => Ok(0),
+        (_, e) if e < 0 => Err(Inexact::Fraction),
+        (b, e) => u32::try_from(e).ok().and_then(|e| b.checked_pow(e)).ok_or(Inexact::Overflow),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +398,125 @@ mod tests {
         }
         assert_eq!(run("0.1 + 0.2").unwrap()["content"], "0.1 + 0.2 = 0.3");
         assert_eq!(run("1 / 3").unwrap()["result"], json!(0.333333333333));
+    }
+
+    #[test]
+    fn integer_arithmetic_is_exact_past_f64() {
+        assert_eq!(
+            run("2^53").unwrap(),
+            json!({"expression": "2^53", "result": 9007199254740992u64, "content": "2^53 = 9007199254740992"})
+        );
+        assert_eq!(
+            run("2^53 + 1").unwrap(),
+            json!({"expression": "2^53 + 1", "result": 9007199254740993u64, "content": "2^53 + 1 = 9007199254740993"})
+        );
+        assert_eq!(
+            run("2^63 - 1").unwrap(),
+            json!({"expression": "2^63 - 1", "result": i64::MAX, "content": "2^63 - 1 = 9223372036854775807"})
+        );
+        assert_eq!(
+            run("-2^63").unwrap(),
+            json!({"expression": "-2^63", "result": i64::MIN, "content": "-2^63 = -9223372036854775808"})
+        );
+        // Past 64 bits the JSON result is the digits as a string: serde_json has no wider
+        // integers, and a float would round them.
+        assert_eq!(
+            run("2**64").unwrap(),
+            json!({"expression": "2**64", "result": "18446744073709551616", "content": "2**64 = 18446744073709551616"})
+        );
+        assert_eq!(run("99999999999999999 * 3").unwrap()["result"], json!(299999999999999997u64));
+        assert_eq!(run("(2^62 + 2) / 2").unwrap()["result"], json!(2305843009213693953u64));
+        // In f64, 2^61 + 1 is 2^61 and this would be 2.
+        assert_eq!(run("(2^61 + 1) % 10").unwrap()["result"], json!(3));
+        assert_eq!(run("3^80 / 3^79").unwrap()["result"], json!(3));
+    }
+
+    #[test]
+    fn results_beyond_exact_say_they_are_approximate() {
+        assert_eq!(
+            run("2^200").unwrap(),
+            json!({"expression": "2^200", "result": 1.60693804426e60, "approximate": true, "content": "2^200 = about 1.60693804426e60"})
+        );
+        // The float of an overflowed integer calculation may be wrong in every digit.
+        assert_eq!(
+            run("2^200 - 2^200 + 1").unwrap(),
+            json!({"expression": "2^200 - 2^200 + 1", "result": 1, "approximate": true, "content": "2^200 - 2^200 + 1 = about 1"})
+        );
+        // A fraction next to integers past 2^53: the float lost the 0.5.
+        assert_eq!(
+            run("1/2 + 3^35 - 3^35").unwrap(),
+            json!({"expression": "1/2 + 3^35 - 3^35", "result": 0, "approximate": true, "content": "1/2 + 3^35 - 3^35 = about 0"})
+        );
+        assert_eq!(run("(3^40 + 2) / 2").unwrap()["content"], "(3^40 + 2) / 2 = about 6.07883272953e18");
+        // Floats of 2^53 or more are never written as exact-looking digits.
+        assert_eq!(
+            run("sqrt(2^106)").unwrap(),
+            json!({"expression": "sqrt(2^106)", "result": 9.00719925474e15, "approximate": true, "content": "sqrt(2^106) = about 9.00719925474e15"})
+        );
+        assert_eq!(run("1.5 * 2^60").unwrap()["content"], "1.5 * 2^60 = about 1.72938225691e18");
+        // A decimal literal f64 already rounded: the true answer is 0.5.
+        assert_eq!(
+            run("9007199254740993.5 - 9007199254740993").unwrap(),
+            json!({"expression": "9007199254740993.5 - 9007199254740993", "result": 2, "approximate": true,
+                   "content": "9007199254740993.5 - 9007199254740993 = about 2"})
+        );
+        assert_eq!(run("4503599627370496.5 * 2 - 9007199254740992").unwrap()["approximate"], true);
+        assert_eq!(
+            run("999999999999999.5 * 2").unwrap(),
+            json!({"expression": "999999999999999.5 * 2", "result": 1999999999999999i64, "content": "999999999999999.5 * 2 = 1999999999999999"})
+        );
+        // Within f64 precision nothing changes.
+        assert_eq!(
+            run("0.1 + 0.2").unwrap(),
+            json!({"expression": "0.1 + 0.2", "result": 0.3, "content": "0.1 + 0.2 = 0.3"})
+        );
+        assert_eq!(
+            run("7 / 2").unwrap(),
+            json!({"expression": "7 / 2", "result": 3.5, "content": "7 / 2 = 3.5"})
+        );
+        assert_eq!(run("1e15 + 0.5").unwrap()["content"], "1e15 + 0.5 = 1e15");
+    }
+
+    #[test]
+    fn the_integer_evaluator_reads_expressions_as_meval_does() {
+        let exact_cases = [
+            "-2^2",
+            "2^3^2",
+            "-2*3^2",
+            "2*-3",
+            "2 - -2",
+            "--1",
+            "+-+3",
+            "-(2+3)*4",
+            "(1+2)*(3-4)/3",
+            "8/2/2",
+            "7 % -3",
+            "-7 % 3",
+            "0^0",
+            "(-2)^3",
+            "(-1)^-3",
+            "1^-5",
+            "10 - 2 - 3",
+            "2^2*3",
+            "100 % 7 * 2",
+            "（1 + 2）× 3",
+            "007 + 1",
+        ];
+        for expression in exact_cases {
+            let float = evaluate(expression).unwrap();
+            match answer(expression) {
+                Ok(Answer::Exact(n)) => assert_eq!(n as f64, float, "{expression}"),
+                other => panic!("{expression}: {other:?}"),
+            }
+        }
+        for (expression, float) in
+            [("2^-1", 0.5), ("10/4", 2.5), ("2^2^-1", 2f64.powf(0.5)), ("1.5 + 1", 2.5)]
+        {
+            assert_eq!(answer(expression), Ok(Answer::Float(float)), "{expression}");
+        }
+        assert_eq!(exact("sqrt(4)"), None);
+        assert_eq!(exact("1e3"), None);
+        assert_eq!(exact(&"9".repeat(50)), Some(Exact::Overflow));
     }
 
     #[test]

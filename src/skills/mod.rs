@@ -83,38 +83,104 @@ pub fn embedded_manifest(name: &str, json: &str) -> Manifest {
     })
 }
 
+/// 2^53: every integer below it is exact in an f64, not every one above it.
+pub const F64_EXACT_INTEGERS: f64 = 9_007_199_254_740_992.0;
+
+/// Whether `x` is an integer an f64 holds exactly (so its digits are all true).
+pub fn is_exact_integer(x: f64) -> bool {
+    x.fract() == 0.0 && x.abs() < F64_EXACT_INTEGERS
+}
+
 /// Formats a number the way a person writes it: rounded to 12 significant digits, so
-/// float noise disappears (`13.2`, not `13.200000000000001`), no trailing zeros.
+/// float noise disappears (`13.2`, not `13.200000000000001`), no trailing zeros. Exact
+/// integers keep every digit.
 pub fn format_number(x: f64) -> String {
-    let rounded = round_significant(x);
+    if is_exact_integer(x) {
+        // `as i64` also turns -0 into 0.
+        return (x as i64).to_string();
+    }
+    format_rounded(x)
+}
+
+/// `x` to 12 significant digits even when it is an integer, for values known to be
+/// approximate. From 10^12 on it is written as `1.2e15`: plain digits past the twelfth
+/// would be made-up zeros that look exact.
+pub fn format_rounded(x: f64) -> String {
+    let rounded = round_12(x);
     if rounded == 0.0 {
-        // Also turns -0 into 0.
         return "0".to_string();
     }
-    // Plain digits read best, but not 300 of them.
-    if rounded.abs() >= 9_007_199_254_740_992.0 || rounded.abs() < 1e-6 {
+    if rounded.abs() >= 1e12 || rounded.abs() < 1e-6 {
         return format!("{rounded:e}");
     }
     format!("{rounded}")
 }
 
 /// The JSON form of a number: an integer when it is one (`4`, not `4.0`), else the
-/// rounded float.
+/// rounded float (see [`rounded_value`]).
 pub fn number_value(x: f64) -> Value {
-    let rounded = round_significant(x);
-    // 2^53: beyond it not every integer is representable, keep the float.
-    if rounded.fract() == 0.0 && rounded.abs() < 9_007_199_254_740_992.0 {
+    if is_exact_integer(x) {
+        return Value::from(x as i64);
+    }
+    rounded_value(x)
+}
+
+/// The JSON form of `x` to 12 significant digits, as [`format_rounded`] writes it: an
+/// integer only while its integer digits are all significant (below 10^12).
+pub fn rounded_value(x: f64) -> Value {
+    let rounded = round_12(x);
+    if rounded.fract() == 0.0 && rounded.abs() < 1e12 {
         return Value::from(rounded as i64);
     }
     serde_json::Number::from_f64(rounded).map(Value::Number).unwrap_or(Value::Null)
 }
 
-fn round_significant(x: f64) -> f64 {
+/// The JSON form of an exact integer: a number while it fits 64 bits, else its digits as
+/// a string (serde_json holds no wider integers, and a float would change them).
+pub fn integer_value(n: i128) -> Value {
+    serde_json::Number::from_i128(n).map_or_else(|| Value::String(n.to_string()), Value::Number)
+}
+
+/// `x` rounded to 12 significant digits; exact integers are returned unchanged.
+pub fn round_significant(x: f64) -> f64 {
     // Exact integers carry no float noise, and rounding would change big ones.
-    if !x.is_finite() || (x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0) {
+    if is_exact_integer(x) {
+        return x;
+    }
+    round_12(x)
+}
+
+fn round_12(x: f64) -> f64 {
+    if !x.is_finite() {
         return x;
     }
     format!("{x:.11e}").parse().unwrap_or(x)
+}
+
+/// Checks the call's deadline once per [`Pacer::EVERY`] units of work (rows, cells,
+/// values), so a loop over a big input stops a timed-out call within milliseconds while
+/// costing next to nothing.
+pub struct Pacer<'a> {
+    workspace: &'a Workspace,
+    done: usize,
+}
+
+impl<'a> Pacer<'a> {
+    const EVERY: usize = 1024;
+
+    pub fn new(workspace: &'a Workspace) -> Pacer<'a> {
+        Pacer { workspace, done: 0 }
+    }
+
+    /// Counts `units` of work; an error once the deadline has passed.
+    pub fn step(&mut self, units: usize) -> Result<(), SkillError> {
+        self.done = self.done.saturating_add(units);
+        if self.done < Self::EVERY {
+            return Ok(());
+        }
+        self.done = 0;
+        self.workspace.check_deadline()
+    }
 }
 
 /// Reading tool arguments defensively: the tool layer has validated them against the
@@ -251,6 +317,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::approx_constant)] // 3.14 is the seed example's number, not pi
     fn numbers_are_formatted_without_float_noise() {
         assert_eq!(format_number(3.14 * 5.0 - 2.5), "13.2");
         assert_eq!(format_number(0.1 + 0.2), "0.3");
@@ -265,6 +332,55 @@ mod tests {
         assert_eq!(number_value(4503599627370497.0), json!(4503599627370497u64));
         assert_eq!(number_value(13.200000000000001), json!(13.2));
         assert_eq!(number_value(-2.5), json!(-2.5));
+    }
+
+    #[test]
+    fn big_floats_never_print_as_exact_looking_integers() {
+        // 2^53 rounded to 12 digits used to print as 9007199254740000, off by 992.
+        assert_eq!(format_number(2f64.powi(53)), "9.00719925474e15");
+        assert_eq!(format_number(-(2f64.powi(63))), "-9.22337203685e18");
+        assert_eq!(format_number(2f64.powi(53) - 1.0), "9007199254740991");
+        // Not an integer, and past 12 significant digits: 1234567890120 would look exact.
+        assert_eq!(format_number(1234567890123.5), "1.23456789012e12");
+        assert_eq!(format_number(123456789012.7), "123456789013");
+        // Known to be approximate: rounded even where the f64 is an exact integer.
+        assert_eq!(format_rounded(3002399751580332.0), "3.00239975158e15");
+        assert_eq!(format_rounded(1.0), "1");
+        assert_eq!(rounded_value(3002399751580332.0), json!(3.00239975158e15));
+        assert_eq!(rounded_value(123456.0), json!(123456));
+        assert_eq!(number_value(2f64.powi(53)), json!(9.00719925474e15));
+        assert_eq!(number_value(1234567890123.5), json!(1234567890120.0));
+        assert_eq!(number_value(2.9999999999999996), json!(3));
+        assert_eq!(round_significant(2f64.powi(60)), 1.15292150461e18);
+        assert!(
+            is_exact_integer(2f64.powi(53) - 1.0)
+                && !is_exact_integer(2f64.powi(53))
+                && !is_exact_integer(0.5)
+        );
+    }
+
+    #[test]
+    fn integers_are_numbers_within_64_bits_and_digits_beyond() {
+        assert_eq!(integer_value(-5), json!(-5));
+        assert_eq!(integer_value(i128::from(u64::MAX)), json!(u64::MAX));
+        assert_eq!(integer_value(i128::from(i64::MIN)), json!(i64::MIN));
+        assert_eq!(integer_value(1 << 64), json!("18446744073709551616"));
+        assert_eq!(integer_value(i128::from(i64::MIN) - 1), json!("-9223372036854775809"));
+    }
+
+    #[test]
+    fn the_pacer_checks_the_deadline_once_per_thousand_steps() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap().with_deadline(std::time::Instant::now());
+        let mut pacer = Pacer::new(&ws);
+        for _ in 0..1023 {
+            assert_eq!(pacer.step(1), Ok(()));
+        }
+        assert_eq!(pacer.step(1), Err(SkillError::new("stopped: the call ran past its time limit")));
+        assert_eq!(pacer.step(5000), Err(SkillError::new("stopped: the call ran past its time limit")));
+        let unlimited = Workspace::new(dir.path()).unwrap();
+        let mut pacer = Pacer::new(&unlimited);
+        assert!((0..5000).all(|_| pacer.step(1).is_ok()));
     }
 
     #[test]

@@ -1,14 +1,21 @@
 //! `table_analyzer(path, columns?, group_by?, aggregate?, value_column?)`: describes a CSV
 //! file: row and column counts, each column's inferred type, number stats, the most
 //! common text values, and optionally one aggregate per group.
+//!
+//! Integer columns are summed exactly (i128): an f64 sum would print a wrong integer
+//! that looks exact once it passes 2^53. A sum or mean that cannot be exact says so
+//! (`"approximate": true`, "about ...").
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 use serde_json::{json, Map, Value};
 
-use super::{args, embedded_manifest, format_number, number_value, Manifest, Skill, SkillError, Workspace};
+use super::{
+    args, embedded_manifest, format_number, format_rounded, integer_value, number_value, rounded_value,
+    Manifest, Pacer, Skill, SkillError, Workspace, F64_EXACT_INTEGERS,
+};
 use crate::protocol::Args;
 
 const NAME: &str = "table_analyzer";
@@ -36,18 +43,20 @@ fn call(args: &Args, workspace: &Workspace) -> Result<Value, SkillError> {
     let value_column = args::opt_str(args, NAME, "value_column")?;
 
     let file = workspace.read_text(path)?;
-    let table = CsvTable::parse(&file.text, &file.shown)?;
+    let mut pacer = Pacer::new(workspace);
+    let table = CsvTable::parse(&file.text, &file.shown, &mut pacer)?;
 
     let described: Vec<usize> = if wanted.is_empty() {
         (0..table.headers.len()).collect()
     } else {
         wanted.iter().map(|name| table.column_index(name)).collect::<Result<_, _>>()?
     };
-    let columns: Vec<ColumnSummary> = described.iter().map(|&i| describe(&table, i)).collect();
+    let columns: Vec<ColumnSummary> =
+        described.iter().map(|&i| describe(&table, i, &mut pacer)).collect::<Result<_, _>>()?;
 
     let grouping = match (group_by, aggregate, value_column) {
         (Some(group), aggregate, value) => {
-            Some(group_values(&table, group, aggregate.unwrap_or(Aggregate::Count), value)?)
+            Some(group_values(&table, group, aggregate.unwrap_or(Aggregate::Count), value, &mut pacer)?)
         }
         (None, Some(_), _) | (None, None, Some(_)) => {
             return Err(SkillError::new(
@@ -74,11 +83,13 @@ fn call(args: &Args, workspace: &Workspace) -> Result<Value, SkillError> {
 /// The parsed file: header names and data rows with the line each row starts on.
 struct CsvTable {
     headers: Vec<String>,
+    /// Each header name's first column, so a lookup costs nothing on wide files.
+    index: HashMap<String, usize>,
     rows: Vec<(u64, Vec<String>)>,
 }
 
 impl CsvTable {
-    fn parse(text: &str, shown: &str) -> Result<CsvTable, SkillError> {
+    fn parse(text: &str, shown: &str, pacer: &mut Pacer) -> Result<CsvTable, SkillError> {
         // Flexible, so that a ragged row is reported by us with its line number.
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(false)
@@ -91,9 +102,14 @@ impl CsvTable {
             Some(Err(err)) => return Err(csv_error(shown, &err)),
             None => return Err(SkillError::new(format!("'{shown}' is empty (no header row)"))),
         };
+        let mut index = HashMap::with_capacity(headers.len());
+        for (i, header) in headers.iter().enumerate() {
+            index.entry(header.clone()).or_insert(i);
+        }
         let mut rows = Vec::new();
         for record in records {
             let record = record.map_err(|err| csv_error(shown, &err))?;
+            pacer.step(record.len().max(1))?;
             let line = record.position().map_or(0, csv::Position::line);
             if record.len() != headers.len() {
                 return Err(SkillError::new(format!(
@@ -104,12 +120,12 @@ impl CsvTable {
             }
             rows.push((line, record.iter().map(str::to_string).collect()));
         }
-        Ok(CsvTable { headers, rows })
+        Ok(CsvTable { headers, index, rows })
     }
 
     fn column_index(&self, name: &str) -> Result<usize, SkillError> {
         let name = name.trim();
-        self.headers.iter().position(|h| h == name).ok_or_else(|| {
+        self.index.get(name).copied().ok_or_else(|| {
             SkillError::new(format!(
                 "unknown column '{name}'; available columns: {}",
                 self.headers.join(", ")
@@ -153,29 +169,147 @@ fn parse_number(cell: &str) -> Option<f64> {
     cell.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
+/// A number read from a cell: exact while it is an integer, else an f64.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Num {
+    Int(i128),
+    Float(f64),
+}
+
+impl Num {
+    fn parse(cell: &str) -> Option<Num> {
+        match cell.parse::<i128>() {
+            Ok(n) => Some(Num::Int(n)),
+            Err(_) => parse_number(cell).map(Num::Float),
+        }
+    }
+
+    fn as_f64(self) -> f64 {
+        match self {
+            Num::Int(n) => n as f64,
+            Num::Float(x) => x,
+        }
+    }
+
+    /// Whether its f64 form may have lost integer digits (its size is past 2^53).
+    fn beyond_exact_f64(self) -> bool {
+        match self {
+            Num::Int(n) => n.unsigned_abs() > 1 << 53,
+            Num::Float(x) => x.abs() >= F64_EXACT_INTEGERS,
+        }
+    }
+
+    fn compare(self, other: Num) -> Ordering {
+        match (self, other) {
+            (Num::Int(a), Num::Int(b)) => a.cmp(&b),
+            _ => self.as_f64().partial_cmp(&other.as_f64()).unwrap_or(Ordering::Equal),
+        }
+    }
+
+    fn to_json(self) -> Value {
+        match self {
+            Num::Int(n) => integer_value(n),
+            Num::Float(x) => number_value(x),
+        }
+    }
+
+    fn shown(self) -> String {
+        match self {
+            Num::Int(n) => n.to_string(),
+            Num::Float(x) => format_number(x),
+        }
+    }
+}
+
+/// Count, sum, min and max of a column's (or a group's) numbers. The sum stays an exact
+/// integer while every value is one and it fits in i128.
 struct NumberStats {
     count: usize,
-    sum: f64,
-    min: f64,
-    max: f64,
+    sum: Num,
+    min: Num,
+    max: Num,
+    /// The sum may be off past f64 precision (an i128 overflow, or integers or a float
+    /// sum beyond 2^53).
+    sum_approximate: bool,
 }
 
 impl NumberStats {
-    fn of(values: impl IntoIterator<Item = f64>) -> Option<NumberStats> {
+    fn of(
+        values: impl IntoIterator<Item = Num>,
+        pacer: &mut Pacer,
+    ) -> Result<Option<NumberStats>, SkillError> {
         let mut stats: Option<NumberStats> = None;
         for v in values {
-            stats = Some(match stats {
-                None => NumberStats { count: 1, sum: v, min: v, max: v },
-                Some(s) => {
-                    NumberStats { count: s.count + 1, sum: s.sum + v, min: s.min.min(v), max: s.max.max(v) }
+            pacer.step(1)?;
+            match &mut stats {
+                None => {
+                    stats = Some(NumberStats { count: 1, sum: v, min: v, max: v, sum_approximate: false });
                 }
-            });
+                Some(s) => s.add(v),
+            }
         }
-        stats
+        if let Some(s) = &mut stats {
+            s.sum_approximate |= s.sum.beyond_exact_f64() && matches!(s.sum, Num::Float(_));
+        }
+        Ok(stats)
     }
 
-    fn mean(&self) -> f64 {
-        self.sum / self.count as f64
+    fn add(&mut self, v: Num) {
+        self.count += 1;
+        self.sum = match (self.sum, v) {
+            (Num::Int(a), Num::Int(b)) => a.checked_add(b).map(Num::Int).unwrap_or_else(|| {
+                self.sum_approximate = true;
+                Num::Float(a as f64 + b as f64)
+            }),
+            (a, b) => {
+                self.sum_approximate |= a.beyond_exact_f64() || b.beyond_exact_f64();
+                Num::Float(a.as_f64() + b.as_f64())
+            }
+        };
+        if v.compare(self.min) == Ordering::Less {
+            self.min = v;
+        }
+        if v.compare(self.max) == Ordering::Greater {
+            self.max = v;
+        }
+    }
+
+    /// The mean: an exact integer when the exact sum divides evenly.
+    fn mean(&self) -> Num {
+        let count = self.count.max(1);
+        match self.sum {
+            Num::Int(sum) => {
+                let n = count as i128;
+                if sum % n == 0 {
+                    Num::Int(sum / n)
+                } else {
+                    // Whole part and remainder apart, so a big sum keeps its digits.
+                    Num::Float((sum / n) as f64 + (sum % n) as f64 / n as f64)
+                }
+            }
+            Num::Float(sum) => Num::Float(sum / count as f64),
+        }
+    }
+
+    fn mean_approximate(&self) -> bool {
+        let mean = self.mean();
+        self.sum_approximate || (matches!(mean, Num::Float(_)) && mean.beyond_exact_f64())
+    }
+}
+
+/// `X`, or `about X` to 12 significant digits when its digits cannot all be trusted.
+fn about(value: Num, approximate: bool) -> String {
+    match (value, approximate) {
+        (Num::Float(x), true) => format!("about {}", format_rounded(x)),
+        (value, _) => value.shown(),
+    }
+}
+
+/// The JSON form: an approximate float is rounded to the digits that can be trusted.
+fn value_json(value: Num, approximate: bool) -> Value {
+    match (value, approximate) {
+        (Num::Float(x), true) => rounded_value(x),
+        (value, _) => value.to_json(),
     }
 }
 
@@ -190,37 +324,51 @@ struct ColumnSummary {
     top: Vec<(String, usize)>,
 }
 
-fn describe(table: &CsvTable, column: usize) -> ColumnSummary {
-    let values: Vec<&str> = table.cells(column).map(|(_, c)| c).filter(|c| !c.is_empty()).collect();
-    let kind = if values.is_empty() {
-        ColumnType::Empty
-    } else if values.iter().all(|v| v.parse::<i64>().is_ok()) {
-        ColumnType::Integer
-    } else if values.iter().all(|v| parse_number(v).is_some()) {
-        ColumnType::Float
-    } else {
-        ColumnType::Text
-    };
-    let numbers = match kind {
-        ColumnType::Integer | ColumnType::Float => {
-            NumberStats::of(values.iter().filter_map(|v| parse_number(v)))
+fn describe(table: &CsvTable, column: usize, pacer: &mut Pacer) -> Result<ColumnSummary, SkillError> {
+    let mut values: Vec<&str> = Vec::new();
+    for (_, cell) in table.cells(column) {
+        pacer.step(1)?;
+        if !cell.is_empty() {
+            values.push(cell);
         }
-        ColumnType::Text | ColumnType::Empty => None,
+    }
+    // Every cell parsed once: the column is numbers only while every value is one.
+    let mut numbers: Option<Vec<Num>> = Some(Vec::with_capacity(values.len()));
+    for v in &values {
+        pacer.step(1)?;
+        match (Num::parse(v), &mut numbers) {
+            (Some(n), Some(list)) => list.push(n),
+            _ => {
+                numbers = None;
+                break;
+            }
+        }
+    }
+    let kind = match &numbers {
+        _ if values.is_empty() => ColumnType::Empty,
+        Some(list) if list.iter().all(|n| matches!(n, Num::Int(_))) => ColumnType::Integer,
+        Some(_) => ColumnType::Float,
+        None => ColumnType::Text,
+    };
+    let numbers = match numbers {
+        Some(list) => NumberStats::of(list, pacer)?,
+        None => None,
     };
     let (unique, top) = if kind == ColumnType::Text {
-        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut counts: HashMap<&str, usize> = HashMap::new();
         for v in &values {
+            pacer.step(1)?;
             *counts.entry(v).or_default() += 1;
         }
         let mut ranked: Vec<(&str, usize)> = counts.into_iter().collect();
         let unique = ranked.len();
         // Most common first; ties in value order, so the answer is stable.
-        ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        ranked.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
         (unique, ranked.into_iter().take(TOP_VALUES).map(|(v, n)| (v.to_string(), n)).collect())
     } else {
         (0, Vec::new())
     };
-    ColumnSummary {
+    Ok(ColumnSummary {
         name: table.headers.get(column).cloned().unwrap_or_default(),
         kind,
         non_empty: values.len(),
@@ -228,7 +376,7 @@ fn describe(table: &CsvTable, column: usize) -> ColumnSummary {
         numbers,
         unique,
         top,
-    }
+    })
 }
 
 impl ColumnSummary {
@@ -239,13 +387,16 @@ impl ColumnSummary {
         out.insert("non_empty".into(), json!(self.non_empty));
         out.insert("empty".into(), json!(self.empty));
         if let Some(s) = &self.numbers {
-            let stats = json!({
+            let mut stats = json!({
                 "count": s.count,
-                "sum": number_value(s.sum),
-                "mean": number_value(s.mean()),
-                "min": number_value(s.min),
-                "max": number_value(s.max),
+                "sum": value_json(s.sum, s.sum_approximate),
+                "mean": value_json(s.mean(), s.mean_approximate()),
+                "min": s.min.to_json(),
+                "max": s.max.to_json(),
             });
+            if s.mean_approximate() {
+                stats["approximate"] = json!(true);
+            }
             out.insert("stats".into(), stats);
         }
         if self.kind == ColumnType::Text {
@@ -264,10 +415,10 @@ impl ColumnSummary {
                 self.name,
                 self.kind.as_str(),
                 s.count,
-                format_number(s.sum),
-                format_number(s.mean()),
-                format_number(s.min),
-                format_number(s.max)
+                about(s.sum, s.sum_approximate),
+                about(s.mean(), s.mean_approximate()),
+                s.min.shown(),
+                s.max.shown()
             ),
             (None, ColumnType::Text) => {
                 let top: Vec<String> = self.top.iter().map(|(v, n)| format!("{v} ({n})")).collect();
@@ -322,8 +473,15 @@ struct Grouping {
     column: String,
     aggregate: Aggregate,
     value_column: Option<String>,
-    /// (group value, rows in the group, aggregate; `None` when the group has no numbers).
-    groups: Vec<(String, usize, Option<f64>)>,
+    groups: Vec<Group>,
+}
+
+struct Group {
+    key: String,
+    rows: usize,
+    /// The aggregate; `None` when the group has no numbers to aggregate.
+    value: Option<Num>,
+    approximate: bool,
 }
 
 fn group_values(
@@ -331,6 +489,7 @@ fn group_values(
     group_by: &str,
     aggregate: Aggregate,
     value_column: Option<&str>,
+    pacer: &mut Pacer,
 ) -> Result<Grouping, SkillError> {
     let key_index = table.column_index(group_by)?;
     let value_index = match (aggregate, value_column) {
@@ -343,18 +502,19 @@ fn group_values(
             )))
         }
     };
-    let mut groups: BTreeMap<String, (usize, Vec<f64>)> = BTreeMap::new();
+    let mut groups: BTreeMap<&str, (usize, Vec<Num>)> = BTreeMap::new();
     for (line, cells) in &table.rows {
+        pacer.step(1)?;
         let key = cells.get(key_index).map_or("", String::as_str);
         let key = if key.is_empty() { "(empty)" } else { key };
-        let entry = groups.entry(key.to_string()).or_default();
+        let entry = groups.entry(key).or_default();
         entry.0 += 1;
         if let (Some(vi), true) = (value_index, aggregate != Aggregate::Count) {
             let cell = cells.get(vi).map_or("", String::as_str);
             if cell.is_empty() {
                 continue;
             }
-            let value = parse_number(cell).ok_or_else(|| {
+            let value = Num::parse(cell).ok_or_else(|| {
                 SkillError::new(format!(
                     "value_column '{}' has a non-number value '{cell}' on line {line}",
                     value_column.unwrap_or_default()
@@ -363,46 +523,57 @@ fn group_values(
             entry.1.push(value);
         }
     }
-    let mut groups: Vec<(String, usize, Option<f64>)> = groups
-        .into_iter()
-        .map(|(key, (rows, values))| {
-            let stats = NumberStats::of(values);
-            let value = match aggregate {
-                Aggregate::Count => Some(rows as f64),
-                Aggregate::Sum => Some(stats.as_ref().map_or(0.0, |s| s.sum)),
-                Aggregate::Mean => stats.as_ref().map(NumberStats::mean),
-                Aggregate::Min => stats.as_ref().map(|s| s.min),
-                Aggregate::Max => stats.as_ref().map(|s| s.max),
-            };
-            (key, rows, value)
-        })
-        .collect();
+    let mut out = Vec::with_capacity(groups.len());
+    for (key, (rows, values)) in groups {
+        let stats = NumberStats::of(values, pacer)?;
+        let (value, approximate) = match (aggregate, &stats) {
+            (Aggregate::Count, _) => (Some(Num::Int(rows as i128)), false),
+            (Aggregate::Sum, None) => (Some(Num::Int(0)), false),
+            (Aggregate::Sum, Some(s)) => (Some(s.sum), s.sum_approximate),
+            (Aggregate::Mean, Some(s)) => (Some(s.mean()), s.mean_approximate()),
+            (Aggregate::Min, Some(s)) => (Some(s.min), false),
+            (Aggregate::Max, Some(s)) => (Some(s.max), false),
+            (Aggregate::Mean | Aggregate::Min | Aggregate::Max, None) => (None, false),
+        };
+        out.push(Group { key: key.to_string(), rows, value, approximate });
+    }
     // Number-like group keys (years, ids) read best in numeric order.
-    if groups.iter().all(|(k, _, _)| parse_number(k).is_some()) {
-        groups.sort_by(|a, b| {
-            let (x, y) = (parse_number(&a.0).unwrap_or(0.0), parse_number(&b.0).unwrap_or(0.0));
-            x.partial_cmp(&y).unwrap_or(Ordering::Equal)
-        });
+    let numeric: Option<Vec<Num>> = out.iter().map(|g| Num::parse(&g.key)).collect();
+    if let Some(numbers) = numeric {
+        let mut keyed: Vec<(Num, Group)> = numbers.into_iter().zip(out).collect();
+        keyed.sort_by(|a, b| a.0.compare(b.0));
+        out = keyed.into_iter().map(|(_, group)| group).collect();
     }
     Ok(Grouping {
         column: group_by.trim().to_string(),
         aggregate,
         value_column: value_column.map(|v| v.trim().to_string()),
-        groups,
+        groups: out,
     })
 }
 
 impl Grouping {
     fn to_json(&self) -> Value {
+        let values = self
+            .groups
+            .iter()
+            .map(|group| {
+                let mut value = json!({
+                    "group": group.key,
+                    "rows": group.rows,
+                    "value": group.value.map_or(Value::Null, |v| value_json(v, group.approximate)),
+                });
+                if group.approximate {
+                    value["approximate"] = json!(true);
+                }
+                value
+            })
+            .collect::<Vec<_>>();
         json!({
             "group_by": self.column,
             "aggregate": self.aggregate.as_str(),
             "value_column": self.value_column,
-            "values": self.groups.iter().map(|(key, rows, value)| json!({
-                "group": key,
-                "rows": rows,
-                "value": value.map_or(Value::Null, number_value),
-            })).collect::<Vec<_>>(),
+            "values": values,
         })
     }
 
@@ -435,9 +606,9 @@ fn summary(shown: &str, table: &CsvTable, columns: &[ColumnSummary], grouping: O
     if let Some(grouping) = grouping {
         text.push('\n');
         text.push_str(&grouping.heading());
-        for (key, _, value) in &grouping.groups {
-            let shown_value = value.map_or("no numbers".to_string(), format_number);
-            text.push_str(&format!("\n- {key}: {shown_value}"));
+        for group in &grouping.groups {
+            let value = group.value.map_or("no numbers".to_string(), |v| about(v, group.approximate));
+            text.push_str(&format!("\n- {}: {value}", group.key));
         }
     }
     text
@@ -446,6 +617,7 @@ fn summary(shown: &str, table: &CsvTable, columns: &[ColumnSummary], grouping: O
 #[cfg(test)]
 mod tests {
     use std::fs;
+    use std::time::{Duration, Instant};
 
     use super::*;
 
@@ -569,6 +741,124 @@ mod tests {
         assert_eq!(
             out["content"],
             "h.csv: 0 rows, 2 columns (a, b)\n- a (empty): no values\n- b (empty): no values"
+        );
+    }
+
+    #[test]
+    fn integer_columns_are_summed_exactly() {
+        let csv = "g,amount,mixed\na,9007199254740993,1.5\na,9007199254740993,9007199254740993\nb,18446744073709551617,2\n";
+        let (_d, ws) = workspace(&[("big.csv", csv)]);
+        let out = run(
+            &ws,
+            json!({"path": "big.csv", "columns": ["amount", "mixed"], "group_by": "g", "aggregate": "sum", "value_column": "amount"}),
+        );
+        assert_eq!(
+            out.unwrap(),
+            json!({
+                "path": "big.csv",
+                "row_count": 3,
+                "column_count": 3,
+                "column_names": ["g", "amount", "mixed"],
+                "columns": [
+                    // The sum is past 64 bits, so its digits come as a string; the mean has
+                    // a fraction and is past 2^53, so it is approximate.
+                    {"name": "amount", "type": "integer", "non_empty": 3, "empty": 0, "stats": {
+                        "count": 3, "sum": "18464758472219033603", "mean": 6.15491949074e18,
+                        "min": 9007199254740993u64, "max": "18446744073709551617", "approximate": true}},
+                    // Floats: an f64 sum of integers past 2^53 cannot be exact.
+                    {"name": "mixed", "type": "float", "non_empty": 3, "empty": 0, "stats": {
+                        "count": 3, "sum": 9.00719925474e15, "mean": 3.00239975158e15,
+                        "min": 1.5, "max": 9007199254740993u64, "approximate": true}},
+                ],
+                "groups": {"group_by": "g", "aggregate": "sum", "value_column": "amount", "values": [
+                    {"group": "a", "rows": 2, "value": 18014398509481986u64},
+                    {"group": "b", "rows": 1, "value": "18446744073709551617"},
+                ]},
+                "content": "big.csv: 3 rows, 3 columns (g, amount, mixed)\n\
+                            - amount (integer): count 3, sum 18464758472219033603, mean about 6.15491949074e18, \
+                            min 9007199254740993, max 18446744073709551617\n\
+                            - mixed (float): count 3, sum about 9.00719925474e15, mean about 3.00239975158e15, \
+                            min 1.5, max 9007199254740993\n\
+                            Sum of amount by g:\n- a: 18014398509481986\n- b: 18446744073709551617",
+            })
+        );
+    }
+
+    #[test]
+    fn sums_past_i128_and_their_groups_say_they_are_approximate() {
+        let max = i128::MAX.to_string();
+        let csv = format!("g,v\nx,{max}\nx,{max}\ny,-3\ny,-4\n");
+        let (_d, ws) = workspace(&[("huge.csv", &csv)]);
+        let out = run(&ws, json!({"path": "huge.csv", "columns": ["v"], "group_by": "g", "aggregate": "mean", "value_column": "v"}))
+            .unwrap();
+        assert_eq!(
+            out["columns"][0]["stats"],
+            json!({"count": 4, "sum": 3.40282366921e38, "mean": 8.50705917302e37, "min": -4, "max": max, "approximate": true})
+        );
+        assert_eq!(
+            out["groups"]["values"],
+            json!([
+                {"group": "x", "rows": 2, "value": 1.70141183460e38, "approximate": true},
+                {"group": "y", "rows": 2, "value": -3.5},
+            ])
+        );
+        assert!(out["content"]
+            .as_str()
+            .unwrap()
+            .ends_with("Mean of v by g:\n- x: about 1.7014118346e38\n- y: -3.5"));
+    }
+
+    #[test]
+    fn wide_and_long_files_are_analyzed_in_linear_time() {
+        let header: Vec<String> = (0..100_000).map(|i| format!("c{i}")).collect();
+        let row: Vec<String> = (0..100_000).map(|i| (i % 10).to_string()).collect();
+        let wide = format!("{}\n{}\n{}\n", header.join(","), row.join(","), row.join(","));
+        let long: String = std::iter::once("id,name,v\n".to_string())
+            .chain((0..100_000).map(|i| format!("{i},n{i},{}.5\n", i % 1000)))
+            .collect();
+        let (_d, ws) = workspace(&[("wide.csv", &wide), ("long.csv", &long)]);
+        let started = Instant::now();
+        let out =
+            run(&ws, json!({"path": "wide.csv", "columns": ["c99999", "c0"], "group_by": "c5"})).unwrap();
+        assert_eq!(
+            out["columns"][0],
+            json!({"name": "c99999", "type": "integer", "non_empty": 2, "empty": 0,
+            "stats": {"count": 2, "sum": 18, "mean": 9, "min": 9, "max": 9}})
+        );
+        let out = run(&ws, json!({"path": "wide.csv"})).unwrap();
+        assert_eq!(out["columns"].as_array().unwrap().len(), 100_000);
+        let out = run(
+            &ws,
+            json!({"path": "long.csv", "group_by": "name", "aggregate": "sum", "value_column": "v"}),
+        )
+        .unwrap();
+        assert_eq!(out["groups"]["values"].as_array().unwrap().len(), 100_000);
+        assert_eq!(out["columns"][1]["unique"], 100_000);
+        assert_eq!(out["columns"][0]["stats"]["sum"], 4_999_950_000u64);
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_call_past_its_deadline_stops_in_every_loop() {
+        let long: String = std::iter::once("id,name\n".to_string())
+            .chain((0..50_000).map(|i| format!("{i},n{i}\n")))
+            .collect();
+        let (_d, ws) = workspace(&[("long.csv", &long)]);
+        let late = ws.with_deadline(Instant::now());
+        let stopped = Err(SkillError::new("table_analyzer: stopped: the call ran past its time limit"));
+        let started = Instant::now();
+        assert_eq!(run(&late, json!({"path": "long.csv"})), stopped);
+        assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+        // Each loop on its own, past the parse.
+        let stopped = Err(SkillError::new("stopped: the call ran past its time limit"));
+        assert_eq!(CsvTable::parse(&long, "long.csv", &mut Pacer::new(&late)).map(|_| ()), stopped);
+        let table = CsvTable::parse(&long, "long.csv", &mut Pacer::new(&ws)).unwrap();
+        for column in 0..2 {
+            assert_eq!(describe(&table, column, &mut Pacer::new(&late)).map(|_| ()), stopped);
+        }
+        assert_eq!(
+            group_values(&table, "name", Aggregate::Count, None, &mut Pacer::new(&late)).map(|_| ()),
+            stopped
         );
     }
 
