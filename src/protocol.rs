@@ -380,8 +380,13 @@ pub enum Event {
     StepState { index: usize, state: StepState },
     ToolStarted { call: ToolCall },
     ToolFinished { call: ToolCall, result: ToolMessage, duration_ms: f64 },
-    /// Step mode: the runtime waits for the user before `what`.
-    Paused { what: String },
+    /// Step mode: the runtime waits for the user before `what`; `calls` are the tool
+    /// calls about to run (empty before a decision).
+    Paused {
+        what: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        calls: Vec<ToolCall>,
+    },
     FinalAnswer { content: String },
     Finished { reason: StopReason },
     Error { message: String },

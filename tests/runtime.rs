@@ -204,7 +204,7 @@ async fn step_mode_pauses_and_cancel_stops() {
     };
     let (outcome, ()) = tokio::join!(ask, canceller);
     assert_eq!(outcome.reason, StopReason::Cancelled);
-    assert!(drain(&mut h.rx).contains(&Event::Paused { what: "decision 1".into() }));
+    assert!(drain(&mut h.rx).contains(&Event::Paused { what: "decision 1".into(), calls: vec![] }));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -228,14 +228,22 @@ async fn step_mode_continues_turn_by_turn() {
     };
     let (outcome, ()) = tokio::join!(ask, stepper);
     assert_eq!(outcome.answer.as_deref(), Some("1024"));
-    let pauses: Vec<String> = drain(&mut h.rx)
+    let pauses: Vec<(String, usize)> = drain(&mut h.rx)
         .into_iter()
         .filter_map(|e| match e {
-            Event::Paused { what } => Some(what),
+            Event::Paused { what, calls } => Some((what, calls.len())),
             _ => None,
         })
         .collect();
-    assert_eq!(pauses, vec!["decision 1", "1 tool call(s)", "decision 2"]);
+    // The tool pause names what is about to run, and carries the calls for the screen.
+    assert_eq!(
+        pauses,
+        vec![
+            ("decision 1".to_string(), 0),
+            ("1 tool call: calculator(expression=\"2 ^ 10\")".to_string(), 1),
+            ("decision 2".to_string(), 0),
+        ]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

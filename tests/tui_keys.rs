@@ -105,7 +105,7 @@ fn the_engine_has_the_last_word_on_settings_and_changes_are_noted() {
 fn space_n_or_enter_continue_when_paused_with_an_empty_input() {
     for continue_key in [key(KeyCode::Char(' ')), key(KeyCode::Char('n')), key(KeyCode::Enter)] {
         let mut app = app_with(plan_run(PlanRun::Paused));
-        assert_eq!(app.run_state().paused.as_deref(), Some("1 tool call(s)"));
+        assert_eq!(app.run_state().paused.as_deref(), Some("1 tool call: local_file_search(query=\"Agent\")"));
         assert_eq!(app.on_key(continue_key), vec![Command::Continue], "{continue_key:?}");
         assert_eq!(app.run_state().paused, None);
         // Nothing more to continue.
@@ -127,7 +127,7 @@ fn space_types_a_space_when_the_input_has_text_even_when_paused() {
 fn a_new_pause_needs_a_new_continue() {
     let mut app = app_with(plan_run(PlanRun::Paused));
     app.on_key(key(KeyCode::Char(' ')));
-    app.apply(Event::Paused { what: "decision 2 (step)".into() });
+    app.apply(Event::Paused { what: "decision 2 (step)".into(), calls: vec![] });
     assert_eq!(app.on_key(key(KeyCode::Char('n'))), vec![Command::Continue]);
 }
 
@@ -189,13 +189,31 @@ fn enter_on_an_empty_input_sends_nothing() {
 }
 
 #[test]
-fn enter_while_a_run_goes_on_keeps_the_text_and_says_why() {
+fn enter_while_a_run_goes_on_queues_the_question_and_sends_it_when_the_run_ends() {
     let mut app = app_with(react(React::Streaming));
     type_text(&mut app, "next question");
     assert_eq!(app.on_key(key(KeyCode::Enter)), Vec::<Command>::new());
-    assert_eq!(app.input().text(), "next question");
+    assert_eq!((app.input().text(), app.queued()), ("", Some("next question")));
     let text = screen(&app, 100, 30);
-    assert!(text.contains("busy: wait, or Esc to cancel"), "{text}");
+    assert!(text.contains("⏳ queued: next question"), "{text}");
+    assert!(text.contains("queued: sent when this run ends"), "{text}");
+    // Nothing goes out until the run ends; then the queued question does, once.
+    app.apply(Event::Finished { reason: StopReason::FinalAnswer });
+    assert_eq!(app.take_commands(), vec![Command::Ask { question: "next question".into() }]);
+    assert_eq!(app.take_commands(), Vec::<Command>::new());
+    assert_eq!(app.queued(), None);
+    assert!(app.run_state().active, "the queued question's run has begun");
+}
+
+#[test]
+fn esc_cancels_the_run_and_puts_the_queued_question_back_in_the_input() {
+    let mut app = app_with(react(React::Streaming));
+    type_text(&mut app, "later");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.on_key(key(KeyCode::Esc)), vec![Command::Cancel]);
+    assert_eq!((app.input().text(), app.queued()), ("later", None));
+    app.apply(Event::Finished { reason: StopReason::Cancelled });
+    assert_eq!(app.take_commands(), Vec::<Command>::new());
 }
 
 #[test]
@@ -492,22 +510,28 @@ fn ctrl_e_exports_json_and_markdown_without_overwriting() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join(json_names[0])).expect("json file"))
             .expect("valid JSON");
     assert_eq!(json["settings"]["tool_calling"], "builtin");
-    assert_eq!(json["questions"][0], PLAN_QUESTION);
+    let question = &json["conversations"][0]["questions"][0];
+    assert_eq!(question["question"], PLAN_QUESTION);
+    assert_eq!(question["profile"], "qwen-0.5b");
+    assert_eq!(question["stop_reason"], "final_answer");
     // The question, the plan's calls, three results, the answer.
-    assert_eq!(json["messages"].as_array().map(Vec::len), Some(6));
-    assert_eq!(json["plans"][0]["states"], serde_json::json!(["done", "failed", "done"]));
-    assert_eq!(json["decisions"].as_array().map(Vec::len), Some(2));
+    assert_eq!(question["messages"].as_array().map(Vec::len), Some(6));
+    assert_eq!(question["plans"][0]["states"], serde_json::json!(["done", "failed", "done"]));
+    assert_eq!(question["decisions"].as_array().map(Vec::len), Some(2));
     let md_name = json_names[0].replace(".json", ".md");
     let md = std::fs::read_to_string(dir.path().join(md_name)).expect("markdown file");
     assert!(md.contains(PLAN_QUESTION), "{md}");
     assert!(md.contains("2. [failed] 搜索包含 Agent 的文件 (`local_file_search`)"), "{md}");
     assert_eq!(json["settings"]["decoding"], "constrained");
-    assert_eq!((&json["decisions"][0]["decoding"], &json["decisions"][1]["decoding"]), (&"free".into(), &"constrained".into()));
-    assert_eq!(json["decisions"][1]["stats"]["mask_ms"], 54.9);
+    let decisions = &question["decisions"];
+    assert_eq!((&decisions[0]["decoding"], &decisions[1]["decoding"]), (&"free".into(), &"constrained".into()));
+    assert_eq!(decisions[1]["stats"]["mask_ms"], 54.9);
+    assert_eq!((&decisions[0]["stop_reason"], &decisions[1]["stop_reason"]), (&serde_json::Value::Null, &"final_answer".into()));
     assert!(md.contains("- decoding: `constrained`\n"), "{md}");
-    assert!(md.contains("| 1 | plan | prompt_json | free | 904 | 0 | 164 | 33.5 | 6000 | – |"), "{md}");
+    assert!(md.contains("## Conversation 1\n\n### Question 1 · `qwen-0.5b` · `plan_execute` · final answer\n"), "{md}");
+    assert!(md.contains("| 1 | qwen-0.5b | plan | prompt_json | free | 904 | 0 | 164 | 33.5 | 6000 | – | plan |"), "{md}");
     assert!(
-        md.contains("| 2 | step | builtin | constrained | 1320 | 1068 | 61 | 33.9 | 2110 | mask 0.90 ms/token · 3.0% of decode · grammar 42 ms |"),
+        md.contains("| 2 | qwen-0.5b | step | builtin | constrained | 1320 | 1068 | 61 | 33.9 | 2110 | mask 0.90 ms/token · 3.0% of decode · grammar 42 ms | answer |"),
         "{md}"
     );
     match app.cells().last() {
@@ -528,4 +552,108 @@ fn export_to_an_unwritable_place_is_an_error_message_not_a_crash() {
         Some(HistoryCell::Error { text }) => assert!(text.starts_with("export failed: cannot create"), "{text}"),
         other => panic!("expected an error cell, got {other:?}"),
     }
+}
+
+#[test]
+fn a_failed_profile_switch_goes_back_and_the_next_question_works() {
+    let mut app = app();
+    app.on_key(key(KeyCode::F(4)));
+    app.on_key(key(KeyCode::Down));
+    assert_eq!(app.on_key(key(KeyCode::Enter)), vec![Command::SetProfile("qwen-1.5b".into())]);
+    // The engine's order: the switch, the load, its failure, the settings it really has.
+    app.apply(Event::Settings(Settings { profile: "qwen-1.5b".into(), ..settings() }));
+    app.apply(Event::ProfileLoading { name: "qwen-1.5b".into() });
+    assert!(status_line(&app).contains("loading qwen-1.5b"));
+    app.apply(Event::Error { message: "profile qwen-1.5b: model file not found; staying on qwen-0.5b".into() });
+    app.apply(Event::Settings(settings()));
+    assert_eq!(app.settings().profile, "qwen-0.5b");
+    let status = status_line(&app);
+    assert!(status.starts_with(" qwen-0.5b │") && status.contains("ready") && !status.contains("loading"), "{status}");
+    assert!(status.contains("could not load qwen-1.5b: still on qwen-0.5b"), "{status}");
+    type_text(&mut app, "hello");
+    assert_eq!(app.on_key(key(KeyCode::Enter)), vec![Command::Ask { question: "hello".into() }]);
+}
+
+#[test]
+fn a_question_whose_model_fails_still_shows_and_is_exported() {
+    let mut app = app();
+    app.apply(Event::ProfileLoading { name: "qwen-0.5b".into() });
+    // The engine's order when the brain cannot be had: the question, why, the stop.
+    app.apply(Event::Started { question: "你好".into(), mode: AgentMode::React, profile: "qwen-0.5b".into() });
+    app.apply(Event::Error { message: "profile qwen-0.5b: model file not found".into() });
+    app.apply(Event::Finished { reason: StopReason::BrainError });
+    assert!(app.cells().contains(&HistoryCell::User { text: "你好".into() }));
+    assert!(!status_line(&app).contains("loading"));
+    let question = &app.session().conversations[0].questions[0];
+    assert_eq!(question.question, "你好");
+    assert_eq!(question.errors, vec!["profile qwen-0.5b: model file not found".to_string()]);
+    assert_eq!(question.stop_reason, Some(StopReason::BrainError));
+}
+
+#[test]
+fn a_tool_pause_names_the_calls_and_shows_them_as_next() {
+    let app = app_with(plan_run(PlanRun::Paused));
+    let text = screen(&app, 120, 40);
+    assert!(text.contains("PAUSED before 1 tool call: local_file_search(query=\"Agent\")"), "{text}");
+    assert!(text.contains("⏸ next    local_file_search"), "{text}");
+    // Messages and the plan agree: the plan's calls run one per step.
+    assert!(text.contains("→ plan: 3 tool calls, one per step"), "{text}");
+}
+
+#[test]
+fn status_hints_follow_the_focus_and_the_run() {
+    let mut app = app();
+    assert!(status_line(&app).contains("F2 tools"));
+    app.on_key(key(KeyCode::Tab));
+    let messages = status_line(&app);
+    assert!(messages.contains("↑↓ scroll") && messages.contains("e fold results"), "{messages}");
+    let mut app = app_with(plan_run(PlanRun::Paused));
+    let paused = status_line(&app);
+    assert!(paused.contains("Space continue") && paused.contains("Esc cancel"), "{paused}");
+    app.on_key(key(KeyCode::Char(' ')));
+    let busy = status_line(&app);
+    assert!(busy.contains("Esc cancel") && busy.contains("Enter queue"), "{busy}");
+}
+
+#[test]
+fn export_keeps_conversations_apart_and_memory_notes_once() {
+    let mut app = app_with(react(React::Final));
+    for event in react(React::Final) {
+        app.apply(event);
+    }
+    app.on_key(ctrl('n'));
+    for event in react(React::Final) {
+        app.apply(event);
+    }
+    let log = app.session();
+    assert_eq!(log.conversations.iter().map(|c| c.questions.len()).collect::<Vec<_>>(), vec![2, 1]);
+    assert_eq!(log.memory_notes, vec!["用户喜欢简洁的中文回答".to_string()]);
+    let md = b4_agent::tui::export::to_markdown(app.settings(), log, "now");
+    assert_eq!(md.matches("用户喜欢简洁的中文回答").count(), 1, "{md}");
+    assert!(md.contains("## Conversation 2\n\n### Question 1 · `qwen-0.5b` · `react` · final answer"), "{md}");
+    assert!(md.contains("| 1 | qwen-0.5b | react | prompt_json | free | 812 | 0 | 71 | 33.8 | 3050 | – | 2 tool calls |"), "{md}");
+}
+
+#[test]
+fn a_mock_decision_shows_no_speed_and_no_grammar_it_did_not_have() {
+    let mut app = app();
+    app.apply(Event::Settings(Settings { profile: "mock".into(), decoding: Decoding::Constrained, ..settings() }));
+    app.apply(Event::Started { question: "q".into(), mode: AgentMode::React, profile: "mock".into() });
+    app.apply(Event::TurnStarted { turn: 1, phase: b4_agent::protocol::Phase::React, tool_calling: ToolCalling::PromptJson });
+    app.apply(Event::Decided {
+        turn: 1,
+        ai: b4_agent::protocol::AiMessage::answer("hi"),
+        raw: "hi".into(),
+        stats: b4_agent::protocol::DecisionStats { prompt_tokens: 30, generated_tokens: 1, latency_ms: 1.0, ..Default::default() },
+        warnings: vec![],
+    });
+    let text = screen(&app, 120, 40);
+    assert!(text.contains("turn 1 · react · prompt_json · free"), "{text}");
+    assert!(!text.contains("tok/s") && !text.contains("mask "), "{text}");
+    assert_eq!(app.session().conversations[0].questions[0].decisions[0].decoding, Decoding::Free);
+}
+
+fn status_line(app: &b4_agent::tui::App) -> String {
+    let text = screen(app, 120, 40);
+    text.lines().rfind(|l| !l.starts_with("cursor:")).unwrap_or_default().to_string()
 }

@@ -247,3 +247,52 @@ fn constrained_decisions_show_their_mask_cost_in_the_raw_pane() {
     assert!(text.contains("mask 0.90 ms/token · 3.0% of decode · grammar 42 ms"), "{text}");
     assert_eq!(text.matches("mask ").count(), 1, "only the constrained decision shows a mask line:\n{text}");
 }
+
+#[test]
+fn tool_rows_on_a_shared_timeline() {
+    // Two calls started together; one took 0.4 ms, the other 1.2 ms.
+    let app = app_with(react(React::ToolsDone));
+    assert_snapshot!("timeline_120x40", screen(&app, LARGE.0, LARGE.1));
+}
+
+#[test]
+fn tools_running_in_parallel_say_so() {
+    let app = app_with(react(React::ToolsRunning));
+    let text = screen(&app, LARGE.0, LARGE.1);
+    assert!(text.contains("running 2 in parallel"), "{text}");
+}
+
+#[test]
+fn queued_input_while_busy() {
+    let mut app = app_with(react(React::Streaming));
+    for c in "然后计算 2 + 2".chars() {
+        app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert_snapshot!("queued_80x24", screen(&app, SMALL.0, SMALL.1));
+}
+
+#[test]
+fn picker_marks_missing_model_files_and_offers_the_fetch() {
+    use b4_agent::tui::profiles::{ModelFile, ProfileEntry};
+    let mut app = app();
+    app.set_model_files(vec![
+        ProfileEntry { name: "qwen-0.5b".into(), file: ModelFile::Present },
+        ProfileEntry { name: "qwen-1.5b".into(), file: ModelFile::Missing { fix: "b4 models fetch qwen2.5-coder-1.5b".into() } },
+        ProfileEntry { name: "mock".into(), file: ModelFile::NotNeeded },
+    ]);
+    app.on_key(KeyEvent::new(KeyCode::F(4), KeyModifiers::NONE));
+    app.on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    assert_snapshot!("picker_files_80x24", screen(&app, SMALL.0, SMALL.1));
+}
+
+#[test]
+fn final_answer_as_markdown() {
+    let answer = "## 结果\n\n1. **docs/agent_intro.txt**：Agent 由模型、工具、记忆组成。\n2. `3.14 * 5` = 15.7\n\n- 搜索：*失败*\n\n```\nfile_reader docs/agent_intro.txt\n```";
+    let app = app_with(vec![
+        Event::Started { question: "总结一下".into(), mode: b4_agent::protocol::AgentMode::React, profile: "qwen-0.5b".into() },
+        Event::FinalAnswer { content: answer.into() },
+        Event::Finished { reason: b4_agent::protocol::StopReason::FinalAnswer },
+    ]);
+    assert_snapshot!("markdown_answer_80x24", screen(&app, SMALL.0, SMALL.1));
+}

@@ -167,7 +167,7 @@ impl Printer {
             Event::FinalAnswer { content } => println!("\nfinal answer:\n{content}"),
             Event::Finished { reason } => println!("\n{}", reason.describe()),
             Event::Error { message } => eprintln!("error: {}", super::shorten(message)),
-            Event::Paused { what } => eprintln!("paused before {what}"),
+            Event::Paused { what, .. } => eprintln!("paused before {what}"),
             Event::MessageAppended { .. } | Event::StepState { .. } | Event::ToolStarted { .. } | Event::Settings(_) => {}
         }
     }

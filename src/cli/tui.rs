@@ -41,7 +41,7 @@ pub fn run(args: TuiArgs) -> Result<ExitCode> {
             p.decoding = decoding;
         }
     }
-    let profiles = config.profile_names();
+    let profiles = crate::tui::profiles::entries(&config);
     let rt = super::tokio_runtime()?;
     rt.block_on(async {
         let handle = engine::spawn(EngineConfig { model_config: config, workspace, memory_dir, settings: settings.clone() });

@@ -41,6 +41,14 @@ pub fn spawn(config: EngineConfig) -> EngineHandle {
     EngineHandle { commands, events }
 }
 
+/// A background profile load ended.
+struct LoadDone {
+    name: String,
+    /// The profile the engine was on when the switch was asked.
+    previous: String,
+    ok: bool,
+}
+
 struct Engine {
     config: ModelConfig,
     tools: Arc<ToolLayer>,
@@ -81,7 +89,18 @@ impl Engine {
 
     async fn serve(mut self, mut commands: UnboundedReceiver<Command>) {
         self.events.emit(Event::Settings(self.settings.clone()));
-        while let Some(command) = commands.recv().await {
+        let (loads_tx, mut loads) = unbounded_channel::<LoadDone>();
+        loop {
+            let command = tokio::select! {
+                command = commands.recv() => match command {
+                    Some(command) => command,
+                    None => break,
+                },
+                Some(done) = loads.recv() => {
+                    self.load_done(done);
+                    continue;
+                }
+            };
             match command {
                 Command::Ask { question } => self.ask(question),
                 Command::SetToolCalling(way) => {
@@ -102,20 +121,7 @@ impl Engine {
                     self.settings.mode = mode;
                     self.announce();
                 }
-                Command::SetProfile(name) => {
-                    match self.config.profile(Some(&name)) {
-                        Ok(_) => {
-                            self.settings.profile = name.clone();
-                            self.announce();
-                            // Load now, in the background, so the next question starts at once.
-                            let (brains, config, events) = (self.brains.clone(), self.config.clone(), self.events.clone());
-                            tokio::spawn(async move {
-                                let _ = brain_for(&brains, &config, &name, &events).await;
-                            });
-                        }
-                        Err(e) => self.events.emit(Event::Error { message: e.to_string() }),
-                    }
-                }
+                Command::SetProfile(name) => self.set_profile(name, &loads_tx),
                 Command::SetStepMode(on) => {
                     self.settings.step_mode = on;
                     self.gate.set_enabled(on);
@@ -149,21 +155,63 @@ impl Engine {
         self.events.emit(Event::Settings(self.settings.clone()));
     }
 
-    fn ask(&mut self, question: String) {
-        if self.busy() {
-            self.events.emit(Event::Error { message: "a question is still running (Esc cancels it)".into() });
+    /// Switches to `name` at once (the status bar shows it loading) and loads it in the
+    /// background, so the next question starts without the wait; a load that fails
+    /// switches back (see [`Engine::load_done`]).
+    fn set_profile(&mut self, name: String, loads: &UnboundedSender<LoadDone>) {
+        if let Err(e) = self.config.profile(Some(&name)) {
+            self.events.emit(Event::Error { message: e.to_string() });
             return;
         }
-        self.cancel.store(false, Ordering::SeqCst);
+        let previous = std::mem::replace(&mut self.settings.profile, name.clone());
+        self.announce();
+        let (brains, config, events, loads) = (self.brains.clone(), self.config.clone(), self.events.clone(), loads.clone());
+        tokio::spawn(async move {
+            let loaded = brain_for(&brains, &config, &name, &events).await;
+            if let Err(message) = &loaded {
+                events.emit(Event::Error { message: format!("{message}; staying on {previous}") });
+            }
+            let _ = loads.send(LoadDone { name, previous, ok: loaded.is_ok() });
+        });
+    }
+
+    /// A failed load leaves the engine on the profile it had: the settings go back (unless
+    /// another switch came since) and are announced, so the screen stops showing the
+    /// load and the next question runs on a brain that works.
+    fn load_done(&mut self, done: LoadDone) {
+        if done.ok {
+            return;
+        }
+        if self.settings.profile == done.name {
+            self.settings.profile = done.previous;
+        }
+        // Announced even when unchanged: the screen stops showing the load on it.
+        self.announce();
+    }
+
+    /// Runs `question` after the run before it: a screen that queued a question sends it
+    /// on `Finished`, which the run emits a moment before its task ends.
+    fn ask(&mut self, question: String) {
+        let previous = self.running.take().filter(|h| !h.is_finished());
         let (brains, config, events) = (self.brains.clone(), self.config.clone(), self.events.clone());
         let (tools, memory, transcript) = (self.tools.clone(), self.memory.clone(), self.transcript.clone());
         let (cancel, gate, tool_calling) = (self.cancel.clone(), self.gate.clone(), self.tool_calling.clone());
         let decoding = self.decoding.clone();
         let (profile, mode) = (self.settings.profile.clone(), self.settings.mode);
         self.running = Some(tokio::spawn(async move {
-            let Some(brain) = brain_for(&brains, &config, &profile, &events).await else {
-                events.emit(Event::Finished { reason: crate::protocol::StopReason::BrainError });
-                return;
+            if let Some(previous) = previous {
+                let _ = previous.await;
+            }
+            cancel.store(false, Ordering::SeqCst);
+            let brain = match brain_for(&brains, &config, &profile, &events).await {
+                Ok(brain) => brain,
+                Err(message) => {
+                    // The question still shows (and is exported), with why it got no answer.
+                    events.emit(Event::Started { question, mode, profile });
+                    events.emit(Event::Error { message });
+                    events.emit(Event::Finished { reason: crate::protocol::StopReason::BrainError });
+                    return;
+                }
             };
             let run = Run {
                 brain,
@@ -185,23 +233,21 @@ impl Engine {
     }
 }
 
-/// The brain of a profile, loaded on first use (with progress events) and kept.
+/// The brain of a profile, loaded on first use (with progress events) and kept; the
+/// error says why it could not be loaded.
 async fn brain_for(
     brains: &Arc<Mutex<HashMap<String, SharedBrain>>>,
     config: &ModelConfig,
     name: &str,
     events: &Events,
-) -> Option<SharedBrain> {
+) -> Result<SharedBrain, String> {
     if let Some(brain) = brains.lock().ok().and_then(|b| b.get(name).cloned()) {
-        return Some(brain);
+        return Ok(brain);
     }
-    let profile = match config.profile(Some(name)).or_else(|e| if name == config.model.name { Ok(config.model.clone()) } else { Err(e) }) {
-        Ok(p) => p,
-        Err(e) => {
-            events.emit(Event::Error { message: e.to_string() });
-            return None;
-        }
-    };
+    let profile = config
+        .profile(Some(name))
+        .or_else(|e| if name == config.model.name { Ok(config.model.clone()) } else { Err(e) })
+        .map_err(|e| e.to_string())?;
     events.emit(Event::ProfileLoading { name: name.to_string() });
     let started = Instant::now();
     let loaded = tokio::task::spawn_blocking(move || make_brain(&profile)).await;
@@ -212,15 +258,9 @@ async fn brain_for(
                 b.insert(name.to_string(), shared.clone());
             }
             events.emit(Event::ProfileReady { name: name.to_string(), load_ms: started.elapsed().as_secs_f64() * 1e3 });
-            Some(shared)
+            Ok(shared)
         }
-        Ok(Err(e)) => {
-            events.emit(Event::Error { message: format!("profile {name}: {e}") });
-            None
-        }
-        Err(e) => {
-            events.emit(Event::Error { message: format!("profile {name}: loading crashed: {e}") });
-            None
-        }
+        Ok(Err(e)) => Err(format!("profile {name}: {e}")),
+        Err(e) => Err(format!("profile {name}: loading crashed: {e}")),
     }
 }

@@ -60,16 +60,40 @@ impl StepGate {
         let _ = self.waker.send(());
     }
 
-    async fn pause(&self, what: &str, events: &Events) {
+    async fn pause(&self, what: &str, calls: &[ToolCall], events: &Events) {
         if !self.enabled() {
             return;
         }
         let mut wake = self.wake.lock().await;
         // Presses made while nothing waited must not skip this pause.
         while wake.try_recv().is_ok() {}
-        events.emit(Event::Paused { what: what.to_string() });
+        events.emit(Event::Paused { what: what.to_string(), calls: calls.to_vec() });
         let _ = wake.recv().await;
     }
+}
+
+/// What step mode is about to run: `1 tool call: calculator(expression="3.14 * 5")`.
+fn describe_calls(calls: &[ToolCall]) -> String {
+    let noun = if calls.len() == 1 { "tool call" } else { "tool calls" };
+    let each: Vec<String> = calls
+        .iter()
+        .map(|call| {
+            let args: Vec<String> = call
+                .args
+                .iter()
+                .map(|(k, v)| {
+                    let v = match v {
+                        serde_json::Value::String(s) => format!("{s:?}"),
+                        other => other.to_string(),
+                    };
+                    let v = if v.chars().count() > 40 { format!("{}…", v.chars().take(39).collect::<String>()) } else { v };
+                    format!("{k}={v}")
+                })
+                .collect();
+            format!("{}({})", call.name, args.join(", "))
+        })
+        .collect();
+    format!("{} {noun}: {}", calls.len(), each.join(", "))
 }
 
 /// What one question runs with.
@@ -174,7 +198,7 @@ impl Run<'_> {
     }
 
     async fn decide(&self, transcript: &[Message], turn: usize, phase: Phase) -> Result<Decision, StopReason> {
-        self.gate.pause(&format!("decision {turn}"), &self.events).await;
+        self.gate.pause(&format!("decision {turn}"), &[], &self.events).await;
         if self.cancel.load(Ordering::SeqCst) {
             return Err(StopReason::Cancelled);
         }
@@ -266,7 +290,7 @@ impl Run<'_> {
 
     /// Runs one batch of calls concurrently and appends one ToolMessage per call.
     async fn run_calls(&self, transcript: &mut Vec<Message>, calls: &[ToolCall]) -> Vec<ToolStatus> {
-        self.gate.pause(&format!("{} tool call(s)", calls.len()), &self.events).await;
+        self.gate.pause(&describe_calls(calls), calls, &self.events).await;
         let events = &self.events;
         let outcomes = self
             .tools

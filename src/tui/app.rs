@@ -15,10 +15,12 @@ use ratatui::Frame;
 
 use super::cells::HistoryCell;
 use super::export::{self, DecisionRecord, PlanRecord, SessionLog, ToolRunRecord};
+use super::profiles::{ModelFile, ProfileEntry};
 use super::input::InputBox;
 use super::plan::PlanView;
 use super::raw::{RawPane, RawSegment, RawTurn};
 use super::tools::{CallState, ToolsPane};
+use crate::brain::Decoding;
 use crate::protocol::{AgentMode, Command, Event, Message, Settings, StopReason};
 
 /// Where keys go.
@@ -154,6 +156,8 @@ pub struct App {
     /// The settings the engine last confirmed.
     confirmed: Settings,
     pub(super) profiles: Vec<String>,
+    /// Each profile's model file, for the picker (absent: not known).
+    pub(super) model_files: BTreeMap<String, ModelFile>,
     /// Profiles the engine has loaded, with their load time in ms.
     pub(super) loaded: BTreeMap<String, f64>,
     pub(super) loading: Option<(String, Instant)>,
@@ -162,6 +166,10 @@ pub struct App {
     pub(super) cells_version: u64,
     pub(super) expand_results: bool,
     pending_user_echo: Option<String>,
+    /// A question typed while a run was busy: sent when it finishes.
+    pub(super) queued: Option<String>,
+    /// Commands caused by engine events (a queued question), for the loop to send.
+    outbox: Vec<Command>,
     pub(super) raw: RawPane,
     pub(super) tools: ToolsPane,
     pub(super) plan: Option<PlanView>,
@@ -188,12 +196,15 @@ impl App {
             confirmed: initial.clone(),
             settings: initial,
             profiles,
+            model_files: BTreeMap::new(),
             loaded: BTreeMap::new(),
             loading: None,
             cells: Vec::new(),
             cells_version: 0,
             expand_results: false,
             pending_user_echo: None,
+            queued: None,
+            outbox: Vec::new(),
             raw: RawPane::default(),
             tools: ToolsPane::default(),
             plan: None,
@@ -213,6 +224,26 @@ impl App {
             export_dir: PathBuf::from("outputs"),
             quit: false,
         }
+    }
+
+    /// Tells the picker which profiles' model files are present.
+    pub fn set_model_files(&mut self, entries: Vec<ProfileEntry>) {
+        self.model_files = entries.into_iter().map(|e| (e.name, e.file)).collect();
+    }
+
+    /// The question waiting for the current run to end.
+    pub fn queued(&self) -> Option<&str> {
+        self.queued.as_deref()
+    }
+
+    /// Commands that engine events caused (a queued question to send), taken once.
+    pub fn take_commands(&mut self) -> Vec<Command> {
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// Sets the clock without moving spinners: events are applied at the time they came.
+    pub fn set_now(&mut self, now: Instant) {
+        self.now = now;
     }
 
     /// Where Ctrl+E writes (default `outputs/`).
@@ -287,23 +318,25 @@ impl App {
         match event {
             Event::Started { question, mode, profile } => {
                 self.run = RunState { active: true, ..RunState::default() };
-                self.push_cell(HistoryCell::Session { mode, profile });
+                self.push_cell(HistoryCell::Session { mode, profile: profile.clone() });
                 self.push_cell(HistoryCell::User { text: question.clone() });
                 self.pending_user_echo = Some(question.clone());
                 self.raw.segments.push(RawSegment::Question { text: question.clone() });
-                self.log.questions.push(question);
+                self.log.start_question(question, profile, mode);
                 self.tools.clear();
                 self.plan = None;
                 *self.scroll.get_mut(Pane::Messages) = Scroll::Follow;
             }
             Event::MemoryLoaded { notes } => {
                 if !notes.is_empty() {
-                    self.log.memory_notes.extend(notes.iter().cloned());
+                    self.log.add_notes(&notes);
                     self.push_cell(HistoryCell::Memory { notes });
                 }
             }
             Event::MessageAppended { message } => {
-                self.log.messages.push(message.clone());
+                if let Some(q) = self.log.current() {
+                    q.messages.push(message.clone());
+                }
                 self.on_message(message);
             }
             Event::TurnStarted { turn, phase, tool_calling } => {
@@ -332,6 +365,10 @@ impl App {
                     if current.is_empty() {
                         current.set_text(&raw);
                     }
+                    // A brain without a grammar (the mock) decoded freely, whatever was asked.
+                    if !super::raw::grammar_applied(&stats) {
+                        current.decoding = Decoding::Free;
+                    }
                     current.stats = Some(stats.clone());
                     current.warnings = warnings.clone();
                 }
@@ -341,11 +378,27 @@ impl App {
                     .map_or((crate::protocol::Phase::React, self.settings.tool_calling, self.confirmed.decoding), |t| {
                         (t.phase, t.tool_calling, t.decoding)
                     });
-                self.log.decisions.push(DecisionRecord { turn, phase, tool_calling, decoding, ai, raw, stats, warnings });
+                if let Some(q) = self.log.current() {
+                    let profile = q.profile.clone();
+                    q.decisions.push(DecisionRecord {
+                        turn,
+                        profile,
+                        phase,
+                        tool_calling,
+                        decoding,
+                        ai,
+                        raw,
+                        stats,
+                        warnings,
+                        stop_reason: None,
+                    });
+                }
             }
             Event::PlanCreated { plan } => {
                 let view = PlanView::new(plan.clone());
-                self.log.plans.push(PlanRecord { plan: plan.clone(), states: view.states.clone() });
+                if let Some(q) = self.log.current() {
+                    q.plans.push(PlanRecord { plan: plan.clone(), states: view.states.clone() });
+                }
                 self.plan = Some(view);
                 self.push_cell(HistoryCell::Plan { plan });
                 *self.scroll.get_mut(Pane::Plan) = Scroll::Follow;
@@ -354,7 +407,7 @@ impl App {
                 if let Some(plan) = self.plan.as_mut() {
                     plan.set(index, state);
                 }
-                if let Some(record) = self.log.plans.last_mut() {
+                if let Some(record) = self.log.current().and_then(|q| q.plans.last_mut()) {
                     if let Some(slot) = record.states.get_mut(index) {
                         *slot = state;
                     }
@@ -366,14 +419,22 @@ impl App {
                 self.activity = ActivityTab::Tools;
             }
             Event::ToolFinished { call, result, duration_ms } => {
-                self.log.tool_runs.push(ToolRunRecord { call: call.clone(), status: result.status, duration_ms });
+                if let Some(q) = self.log.current() {
+                    q.tool_runs.push(ToolRunRecord { call: call.clone(), status: result.status, duration_ms });
+                }
                 self.tools.finished(call, result, duration_ms, self.now);
             }
-            Event::Paused { what } => {
+            Event::Paused { what, calls } => {
                 self.run.paused = Some(what);
+                if !calls.is_empty() {
+                    self.tools.pending(calls, self.now);
+                    self.activity = ActivityTab::Tools;
+                }
             }
             Event::FinalAnswer { content } => {
-                self.log.final_answers.push(content.clone());
+                if let Some(q) = self.log.current() {
+                    q.final_answer = Some(content.clone());
+                }
                 self.mark_final(content);
             }
             Event::Finished { reason } => {
@@ -381,13 +442,29 @@ impl App {
                 for row in self.tools.rows.iter_mut().filter(|r| r.state == CallState::Running) {
                     row.state = CallState::Stopped;
                 }
-                self.log.finished.push(reason);
+                for row in self.tools.rows.iter_mut().filter(|r| r.state == CallState::Next) {
+                    row.state = CallState::Stopped;
+                }
+                if let Some(q) = self.log.current() {
+                    q.stop_reason = Some(reason);
+                    if let Some(last) = q.decisions.last_mut() {
+                        last.stop_reason = Some(reason);
+                    }
+                }
                 if reason != StopReason::FinalAnswer {
                     self.push_cell(HistoryCell::Warning { text: reason.describe().to_string() });
                 }
+                if reason == StopReason::BrainError {
+                    // A run whose model failed to load ends the wait on it.
+                    self.loading = None;
+                }
+                if let Some(question) = self.queued.take() {
+                    self.run = RunState { active: true, ..RunState::default() };
+                    self.outbox.push(Command::Ask { question });
+                }
             }
             Event::Error { message } => {
-                self.log.errors.push(message.clone());
+                self.log.error(message.clone(), self.run.active);
                 self.push_cell(HistoryCell::Error { text: message });
             }
             Event::ProfileLoading { name } => {
@@ -401,6 +478,13 @@ impl App {
                 self.loaded.insert(name, load_ms);
             }
             Event::Settings(settings) => {
+                // The engine went back from a profile it could not load: stop showing the load.
+                if let Some((name, _)) = &self.loading {
+                    if *name != settings.profile {
+                        self.flash = Some(format!("could not load {name}: still on {}", settings.profile));
+                        self.loading = None;
+                    }
+                }
                 let loaded = self.loaded.contains_key(&settings.profile);
                 for change in describe_changes(&self.confirmed, &settings, loaded) {
                     self.push_cell(HistoryCell::Notice { text: change });
@@ -435,7 +519,9 @@ impl App {
                     self.push_cell(HistoryCell::Assistant { text: ai.content.clone(), final_answer: false });
                 }
                 if !ai.tool_calls.is_empty() {
-                    self.push_cell(HistoryCell::ToolCalls { calls: ai.tool_calls });
+                    // Right after the plan: its calls, run one step at a time.
+                    let planned = matches!(self.cells.last(), Some(HistoryCell::Plan { .. }));
+                    self.push_cell(HistoryCell::ToolCalls { calls: ai.tool_calls, planned });
                 }
             }
             Message::Tool(result) => self.push_cell(HistoryCell::ToolResult { result }),
@@ -688,7 +774,11 @@ impl App {
             return Vec::new();
         }
         if self.run.active {
-            self.flash = Some("busy: wait, or Esc to cancel".into());
+            let question = self.input.take();
+            self.flash = Some(match self.queued.replace(question) {
+                Some(_) => "queued (replaces the one queued before): sent when this run ends".into(),
+                None => "queued: sent when this run ends · Esc cancels the run".into(),
+            });
             return Vec::new();
         }
         let question = self.input.take();
@@ -701,6 +791,15 @@ impl App {
         if self.run.active && !self.run.cancelling {
             self.run.cancelling = true;
             self.run.paused = None;
+            // A cancel stops everything: the queued question goes back to the input.
+            if let Some(question) = self.queued.take() {
+                let typed = self.input.take();
+                self.input.insert_str(&question);
+                if !typed.is_empty() {
+                    self.input.newline();
+                    self.input.insert_str(&typed);
+                }
+            }
             return vec![Command::Cancel];
         }
         self.focus = Focus::Input;
@@ -753,6 +852,7 @@ impl App {
         self.plan = None;
         self.pending_user_echo = None;
         self.scroll = PaneMap::all(Scroll::Follow);
+        self.log.new_conversation();
         self.push_cell(HistoryCell::Notice { text: "new conversation".into() });
         vec![Command::Reset]
     }

@@ -18,8 +18,9 @@ pub enum HistoryCell {
     User { text: String },
     /// Assistant text; `final_answer` when the run ended on it.
     Assistant { text: String, final_answer: bool },
-    /// An assistant message that asked for tools.
-    ToolCalls { calls: Vec<ToolCall> },
+    /// An assistant message that asked for tools; `planned` when they are a plan's calls,
+    /// which run one step at a time.
+    ToolCalls { calls: Vec<ToolCall>, planned: bool },
     ToolResult { result: ToolMessage },
     Plan { plan: Plan },
     Memory { notes: Vec<String> },
@@ -62,14 +63,23 @@ impl HistoryCell {
                     Span::styled("Assistant", theme::assistant())
                 };
                 let mut out = vec![Line::from(head)];
-                out.extend(wrap_text(text, theme::plain(), width, 2));
+                if *final_answer {
+                    out.extend(super::markdown::render(text, width, 2));
+                } else {
+                    out.extend(wrap_text(text, theme::plain(), width, 2));
+                }
                 out
             }
-            HistoryCell::ToolCalls { calls } => {
+            HistoryCell::ToolCalls { calls, planned } => {
                 let noun = if calls.len() == 1 { "tool call" } else { "tool calls" };
+                let what = if *planned {
+                    format!(" → plan: {} {noun}, one per step", calls.len())
+                } else {
+                    format!(" → {} {noun}", calls.len())
+                };
                 let mut out = vec![Line::from(vec![
                     Span::styled("Assistant", theme::assistant()),
-                    Span::styled(format!(" → {} {noun}", calls.len()), theme::dim()),
+                    Span::styled(what, theme::dim()),
                 ])];
                 for call in calls {
                     let pieces = vec![

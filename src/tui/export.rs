@@ -9,32 +9,121 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::cells::{format_args_inline, result_text};
-use crate::protocol::{AiMessage, DecisionStats, Message, Phase, Plan, StepState, ToolCall, ToolCalling, ToolStatus};
+use crate::protocol::{
+    AgentMode, AiMessage, DecisionStats, Message, Phase, Plan, StepState, ToolCall, ToolCalling, ToolStatus,
+};
 use crate::protocol::{Settings, StopReason};
 
+/// What the session did, by conversation (Ctrl+N starts a new one) and question.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct SessionLog {
-    pub questions: Vec<String>,
-    pub messages: Vec<Message>,
+    /// Memory notes the engine injected, each once however many questions used it.
     pub memory_notes: Vec<String>,
+    pub conversations: Vec<ConversationLog>,
+    /// Errors outside any question (a model that failed to load, an export...).
+    pub errors: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ConversationLog {
+    pub questions: Vec<QuestionLog>,
+}
+
+/// One question and what answering it took.
+#[derive(Clone, Debug, Serialize)]
+pub struct QuestionLog {
+    pub question: String,
+    pub profile: String,
+    pub mode: AgentMode,
+    pub messages: Vec<Message>,
     pub decisions: Vec<DecisionRecord>,
     pub plans: Vec<PlanRecord>,
     pub tool_runs: Vec<ToolRunRecord>,
-    pub final_answers: Vec<String>,
-    pub finished: Vec<StopReason>,
+    pub final_answer: Option<String>,
+    pub stop_reason: Option<StopReason>,
     pub errors: Vec<String>,
+}
+
+impl SessionLog {
+    pub fn new_conversation(&mut self) {
+        if self.conversations.last().is_none_or(|c| !c.questions.is_empty()) {
+            self.conversations.push(ConversationLog::default());
+        }
+    }
+
+    pub fn start_question(&mut self, question: String, profile: String, mode: AgentMode) {
+        if self.conversations.is_empty() {
+            self.conversations.push(ConversationLog::default());
+        }
+        if let Some(conversation) = self.conversations.last_mut() {
+            conversation.questions.push(QuestionLog {
+                question,
+                profile,
+                mode,
+                messages: Vec::new(),
+                decisions: Vec::new(),
+                plans: Vec::new(),
+                tool_runs: Vec::new(),
+                final_answer: None,
+                stop_reason: None,
+                errors: Vec::new(),
+            });
+        }
+    }
+
+    /// The question being answered, or the last one.
+    pub fn current(&mut self) -> Option<&mut QuestionLog> {
+        self.conversations.last_mut().and_then(|c| c.questions.last_mut())
+    }
+
+    /// Every question of the session, in order.
+    pub fn questions(&self) -> impl Iterator<Item = &QuestionLog> {
+        self.conversations.iter().flat_map(|c| c.questions.iter())
+    }
+
+    pub fn add_notes(&mut self, notes: &[String]) {
+        for note in notes {
+            if !self.memory_notes.contains(note) {
+                self.memory_notes.push(note.clone());
+            }
+        }
+    }
+
+    /// An error of the running question, or of the session when none runs.
+    pub fn error(&mut self, message: String, in_question: bool) {
+        match self.current() {
+            Some(q) if in_question => q.errors.push(message),
+            _ => self.errors.push(message),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct DecisionRecord {
     pub turn: usize,
+    pub profile: String,
     pub phase: Phase,
     pub tool_calling: ToolCalling,
+    /// The decoding the decision really had: constrained only when a grammar was applied.
     pub decoding: crate::brain::Decoding,
     pub ai: AiMessage,
     pub raw: String,
     pub stats: DecisionStats,
     pub warnings: Vec<String>,
+    /// Set on the question's last decision: why the question stopped there.
+    pub stop_reason: Option<StopReason>,
+}
+
+impl DecisionRecord {
+    /// What the decision led to: `2 tool calls`, `plan`, `answer`.
+    pub fn outcome(&self) -> String {
+        match (self.ai.tool_calls.len(), self.phase) {
+            (0, Phase::Plan) if self.ai.content.trim().is_empty() => "plan".into(),
+            (0, _) => "answer".into(),
+            (1, _) => "1 tool call".into(),
+            (n, _) => format!("{n} tool calls"),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -117,13 +206,14 @@ fn create_new(path: &Path) -> Result<Option<std::fs::File>, ExportError> {
     }
 }
 
-/// The session as a person reads it.
+/// The session as a person reads it: the settings at export, the memory notes once,
+/// then each conversation's questions with their messages, plans, tool runs and decisions.
 pub fn to_markdown(settings: &Settings, log: &SessionLog, when: &str) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# b4 session {when}\n");
     let _ = writeln!(
         md,
-        "- profile: `{}`\n- mode: `{}`\n- tool passing: `{}`\n- decoding: `{}`\n- step mode: {}\n",
+        "Settings at export:\n\n- profile: `{}`\n- mode: `{}`\n- tool passing: `{}`\n- decoding: `{}`\n- step mode: {}\n",
         settings.profile,
         settings.mode.as_str(),
         settings.tool_calling.as_str(),
@@ -137,12 +227,33 @@ pub fn to_markdown(settings: &Settings, log: &SessionLog, when: &str) -> String 
         }
         md.push('\n');
     }
-    let _ = writeln!(md, "## Conversation\n");
-    for message in &log.messages {
+    for (c, conversation) in log.conversations.iter().enumerate() {
+        let _ = writeln!(md, "## Conversation {}\n", c + 1);
+        for (q, question) in conversation.questions.iter().enumerate() {
+            question_markdown(&mut md, q + 1, question);
+        }
+    }
+    if !log.errors.is_empty() {
+        let _ = writeln!(md, "## Other errors\n");
+        for e in &log.errors {
+            let _ = writeln!(md, "- {e}");
+        }
+        md.push('\n');
+    }
+    md
+}
+
+fn question_markdown(md: &mut String, n: usize, q: &QuestionLog) {
+    let stop = q.stop_reason.map_or("unfinished", |r| r.describe());
+    let _ = writeln!(md, "### Question {n} · `{}` · `{}` · {stop}\n", q.profile, q.mode.as_str());
+    let _ = writeln!(md, "{}\n", quote(&q.question));
+    for message in &q.messages {
         match message {
             Message::System { content } => {
                 let _ = writeln!(md, "<details><summary>system</summary>\n\n```text\n{content}\n```\n</details>\n");
             }
+            // The question is quoted above.
+            Message::User { content } if *content == q.question => {}
             Message::User { content } => {
                 let _ = writeln!(md, "**user**\n\n{}\n", quote(content));
             }
@@ -166,8 +277,8 @@ pub fn to_markdown(settings: &Settings, log: &SessionLog, when: &str) -> String 
             }
         }
     }
-    for (i, plan) in log.plans.iter().enumerate() {
-        let _ = writeln!(md, "## Plan {}\n", i + 1);
+    for plan in &q.plans {
+        let _ = writeln!(md, "#### Plan\n");
         if !plan.plan.reasoning.is_empty() {
             let _ = writeln!(md, "{}\n", quote(&plan.plan.reasoning));
         }
@@ -177,38 +288,43 @@ pub fn to_markdown(settings: &Settings, log: &SessionLog, when: &str) -> String 
         }
         md.push('\n');
     }
-    if !log.tool_runs.is_empty() {
-        let _ = writeln!(md, "## Tool runs\n\n| id | tool | status | ms |\n|---|---|---|---|");
-        for run in &log.tool_runs {
+    if !q.tool_runs.is_empty() {
+        let _ = writeln!(md, "#### Tool runs\n\n| id | tool | status | ms |\n|---|---|---|---|");
+        for run in &q.tool_runs {
             let status = if run.status == ToolStatus::Success { "done" } else { "failed" };
             let _ = writeln!(md, "| {} | {} | {status} | {:.1} |", run.call.id, run.call.name, run.duration_ms);
         }
         md.push('\n');
     }
-    if !log.decisions.is_empty() {
+    if !q.decisions.is_empty() {
         let _ = writeln!(
             md,
-            "## Decisions\n\n| turn | phase | tool passing | decoding | prompt | reused | generated | tok/s | ms | mask |\n|---|---|---|---|---|---|---|---|---|---|"
+            "#### Decisions\n\n| turn | profile | phase | tool passing | decoding | prompt | reused | generated | tok/s | ms | mask | led to |\n|---|---|---|---|---|---|---|---|---|---|---|---|"
         );
-        for d in &log.decisions {
+        for d in &q.decisions {
+            let led_to = match d.stop_reason {
+                Some(reason) if reason != StopReason::FinalAnswer => format!("{} · {}", d.outcome(), reason.describe()),
+                _ => d.outcome(),
+            };
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {} | {} | {} | {:.1} | {:.0} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {} | {led_to} |",
                 d.turn,
+                d.profile,
                 super::raw::phase_name(d.phase),
                 d.tool_calling.as_str(),
                 d.decoding.as_str(),
                 d.stats.prompt_tokens,
                 d.stats.reused_tokens,
                 d.stats.generated_tokens,
-                d.stats.decode_tok_s,
+                super::raw::tok_s(&d.stats).unwrap_or_else(|| "–".into()),
                 d.stats.latency_ms,
                 if d.decoding == crate::brain::Decoding::Constrained { super::raw::mask_line(&d.stats) } else { "–".into() }
             );
         }
         md.push('\n');
-        for d in &log.decisions {
-            let _ = writeln!(md, "### Raw output, turn {}\n\n```text\n{}\n```\n", d.turn, d.raw);
+        for d in &q.decisions {
+            let _ = writeln!(md, "##### Raw output, turn {}\n\n```text\n{}\n```\n", d.turn, d.raw);
             for w in &d.warnings {
                 let _ = writeln!(md, "- warning: {w}");
             }
@@ -217,17 +333,13 @@ pub fn to_markdown(settings: &Settings, log: &SessionLog, when: &str) -> String 
             }
         }
     }
-    if !log.errors.is_empty() {
-        let _ = writeln!(md, "## Errors\n");
-        for e in &log.errors {
+    if !q.errors.is_empty() {
+        let _ = writeln!(md, "#### Errors\n");
+        for e in &q.errors {
             let _ = writeln!(md, "- {e}");
         }
         md.push('\n');
     }
-    for reason in &log.finished {
-        let _ = writeln!(md, "_{}_\n", reason.describe());
-    }
-    md
 }
 
 fn quote(text: &str) -> String {
@@ -247,7 +359,6 @@ pub fn step_state_name(state: StepState) -> &'static str {
 mod tests {
     use super::*;
     use crate::brain::Decoding;
-    use crate::protocol::{AgentMode, ToolCalling};
     use chrono::TimeZone;
 
     fn settings() -> Settings {
@@ -266,7 +377,8 @@ mod tests {
         let when = chrono::Local.with_ymd_and_hms(2026, 7, 1, 9, 30, 0).single().expect("a local time");
         // Someone's file already holds the first Markdown name.
         std::fs::write(dir.path().join("session-20260701-093000.md"), "mine").expect("write");
-        let log = SessionLog { questions: vec!["你好".into()], ..SessionLog::default() };
+        let mut log = SessionLog::default();
+        log.start_question("你好".into(), "mock".into(), AgentMode::React);
         let (json, md) = write_session(dir.path(), &settings(), &log, when).expect("export");
         assert_eq!(json, dir.path().join("session-20260701-093000-2.json"));
         assert_eq!(md, dir.path().join("session-20260701-093000-2.md"));
@@ -276,7 +388,7 @@ mod tests {
         assert!(!dir.path().join("session-20260701-093000.json").exists());
         let value: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(json).expect("read")).expect("json");
-        assert_eq!(value["questions"], serde_json::json!(["你好"]));
+        assert_eq!(value["conversations"][0]["questions"][0]["question"], "你好");
         assert_eq!(value["settings"]["profile"], "mock");
     }
 }

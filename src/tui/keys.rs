@@ -18,8 +18,9 @@ pub const HELP: &[(&str, &str)] = &[
     ("F5 / Ctrl+S", "step mode on / off"),
     ("Space / n / Enter", "continue when paused (empty input)"),
     ("e", "expand / fold tool results (Messages)"),
+    ("Enter (while busy)", "queue the input: sent when the run ends"),
     ("Ctrl+E", "export the session to outputs/"),
-    ("Ctrl+N", "new conversation"),
+    ("Ctrl+N", "new conversation (forget the transcript)"),
     ("Ctrl+U / Ctrl+W", "clear the input / delete a word"),
     ("F1 / ?", "this help (? with an empty input)"),
     ("Shift+drag", "select text (the mouse is captured)"),
@@ -27,7 +28,8 @@ pub const HELP: &[(&str, &str)] = &[
 ];
 
 /// Status bar hints in display order, each with its priority (0 first): as many as fit
-/// are shown, the most important kept when the bar is narrow.
+/// are shown, the most important kept when the bar is narrow. These are the input's,
+/// idle; [`hints`] gives the set for where the focus is and what the run does.
 pub const HINTS: &[(&str, &str, u8)] = &[
     ("F1", "help", 0),
     ("F2", "tools", 2),
@@ -36,6 +38,60 @@ pub const HINTS: &[(&str, &str, u8)] = &[
     ("F5", "step", 4),
     ("F6", "decoding", 8),
     ("^E", "export", 6),
+    ("^N", "new", 9),
     ("Tab", "focus", 7),
     ("^C", "quit", 1),
 ];
+
+const BUSY: &[(&str, &str, u8)] = &[
+    ("F1", "help", 0),
+    ("Esc", "cancel", 2),
+    ("Enter", "queue", 3),
+    ("F2", "tools", 5),
+    ("F5", "step", 4),
+    ("F6", "decoding", 7),
+    ("Tab", "focus", 6),
+    ("^C", "quit", 1),
+];
+
+const PAUSED: &[(&str, &str, u8)] = &[
+    ("F1", "help", 0),
+    ("Space", "continue", 2),
+    ("Esc", "cancel", 3),
+    ("F5", "step off", 4),
+    ("F2", "tools", 5),
+    ("F6", "decoding", 6),
+    ("^C", "quit", 1),
+];
+
+const MESSAGES: &[(&str, &str, u8)] = &[
+    ("F1", "help", 0),
+    ("↑↓", "scroll", 2),
+    ("e", "fold results", 3),
+    ("End", "follow", 5),
+    ("Tab", "focus", 4),
+    ("Esc", "input", 6),
+    ("^C", "quit", 1),
+];
+
+const PANE: &[(&str, &str, u8)] = &[
+    ("F1", "help", 0),
+    ("↑↓", "scroll", 2),
+    ("g/G", "top/end", 4),
+    ("Tab", "focus", 3),
+    ("Esc", "input", 5),
+    ("^C", "quit", 1),
+];
+
+/// Where the keys go decides the hints: a paused run first, then a pane with the focus,
+/// then a busy run, else the input's.
+pub fn hints(focus: super::Focus, paused: bool, busy: bool) -> &'static [(&'static str, &'static str, u8)] {
+    use super::Focus;
+    match focus {
+        _ if paused => PAUSED,
+        Focus::Messages => MESSAGES,
+        Focus::Raw | Focus::Tools | Focus::Plan => PANE,
+        Focus::Input if busy => BUSY,
+        Focus::Input => HINTS,
+    }
+}

@@ -4,7 +4,7 @@
 //! The screen never holds the engine: it renders [`App`] state built from the engine's
 //! [`Event`]s and sends [`Command`]s back (codex's op/event split). [`run`] owns the
 //! terminal and merges three sources with `tokio::select!`: terminal input, engine
-//! events, and a tick for spinners; redraws are requested and merged into at most one
+//! events, and a tick for spinners (only while one turns: an idle app sleeps); redraws are requested and merged into at most one
 //! frame per [`frame::MIN_FRAME_INTERVAL`], never one per token.
 //!
 //! Keys are listed in [`keys::HELP`] (the `?` overlay shows the same table).
@@ -15,7 +15,9 @@ pub mod export;
 pub mod frame;
 pub mod input;
 pub mod keys;
+pub mod markdown;
 pub mod plan;
+pub mod profiles;
 pub mod raw;
 pub mod terminal;
 pub mod text;
@@ -44,16 +46,17 @@ const TICK: Duration = Duration::from_millis(100);
 const EVENT_BATCH: usize = 512;
 
 /// Runs the TUI until the user quits, on the two ends of an engine (for the runtime's
-/// `EngineHandle`: `tui::run(handle.commands, handle.events, settings, profiles)`). Sets up
+/// `EngineHandle`: `tui::run(handle.commands, handle.events, settings, profiles::entries(&config))`). Sets up
 /// the terminal (alternate screen, raw mode, mouse, bracketed paste) and restores it on
 /// exit, on error and on panic.
 pub async fn run(
     commands: UnboundedSender<Command>,
     mut events: UnboundedReceiver<Event>,
     initial: Settings,
-    profiles: Vec<String>,
+    profiles: Vec<profiles::ProfileEntry>,
 ) -> anyhow::Result<()> {
-    let mut app = App::new(initial, profiles);
+    let mut app = App::new(initial, profiles.iter().map(|p| p.name.clone()).collect());
+    app.set_model_files(profiles);
     let mut guard = TerminalGuard::enter().context("cannot set up the terminal")?;
     let result = event_loop(&mut guard.terminal, &mut app, &commands, &mut events).await;
     drop(guard);
@@ -92,12 +95,18 @@ async fn event_loop(
             },
             engine_event = events.recv(), if engine_open => match engine_event {
                 Some(event) => {
+                    app.set_now(Instant::now());
                     app.apply(event);
                     // Drain what already waits: a burst of tokens becomes one frame.
                     for _ in 0..EVENT_BATCH {
                         match events.try_recv() {
                             Ok(event) => app.apply(event),
                             Err(_) => break,
+                        }
+                    }
+                    for command in app.take_commands() {
+                        if commands.send(command).is_err() && !send_failed {
+                            send_failed = true;
                         }
                     }
                     frames.request();
@@ -108,11 +117,10 @@ async fn event_loop(
                     frames.request();
                 }
             },
-            _ = ticker.tick() => {
+            // Only while something moves: an idle screen wakes for nothing.
+            _ = ticker.tick(), if app.animating() => {
                 app.tick(Instant::now());
-                if app.animating() {
-                    frames.request();
-                }
+                frames.request();
             },
             _ = tokio::time::sleep_until(wake), if deadline.is_some() => {
                 term.draw(|frame| app.render(frame)).context("cannot draw the screen")?;

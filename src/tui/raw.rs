@@ -155,16 +155,29 @@ pub fn phase_name(phase: Phase) -> &'static str {
     }
 }
 
-/// `prompt 812 · reused 640 · generated 57 · 23.4 tok/s · 2.41 s`.
+/// `prompt 812 · reused 640 · generated 57 · 23.4 tok/s · 2.41 s`; no speed for a brain
+/// that reports none (the mock), rather than `0.0 tok/s`.
 pub fn stats_line(stats: &DecisionStats) -> String {
+    let speed = tok_s(stats).map(|t| format!(" · {t} tok/s")).unwrap_or_default();
     format!(
-        "prompt {} · reused {} · generated {} · {:.1} tok/s · {:.2} s",
+        "prompt {} · reused {} · generated {}{speed} · {:.2} s",
         stats.prompt_tokens,
         stats.reused_tokens,
         stats.generated_tokens,
-        stats.decode_tok_s,
         stats.latency_ms / 1000.0
     )
+}
+
+/// The decode speed, when the brain measured one.
+pub fn tok_s(stats: &DecisionStats) -> Option<String> {
+    (stats.generated_tokens > 0 && stats.decode_tok_s > 0.0).then(|| format!("{:.1}", stats.decode_tok_s))
+}
+
+/// Whether a grammar masked this decision's tokens: a brain without one (the mock)
+/// decodes freely whatever the setting asked.
+// TODO(issue 15): read this from the decision report once Event::Decided carries it.
+pub fn grammar_applied(stats: &DecisionStats) -> bool {
+    stats.mask_ms > 0.0 || stats.grammar_ms > 0.0
 }
 
 /// The constrained decoding's cost: `mask 0.90 ms/token · 3.0% of decode · grammar 42 ms`.
@@ -254,7 +267,7 @@ mod tests {
         let text = |turn: &RawTurn| turn.lines(200, false).iter().map(|l| l.to_string()).collect::<Vec<_>>();
         assert_eq!(
             text(&turn),
-            ["turn 1 · react · builtin · free", "hi", "prompt 0 · reused 0 · generated 10 · 0.0 tok/s · 0.15 s"]
+            ["turn 1 · react · builtin · free", "hi", "prompt 0 · reused 0 · generated 10 · 0.15 s"]
         );
         turn.decoding = Decoding::Constrained;
         turn.stats = Some(DecisionStats { mask_ms: 2.0, grammar_ms: 7.0, ..stats });
@@ -263,7 +276,7 @@ mod tests {
             [
                 "turn 1 · react · builtin · constrained",
                 "hi",
-                "prompt 0 · reused 0 · generated 10 · 0.0 tok/s · 0.15 s",
+                "prompt 0 · reused 0 · generated 10 · 0.15 s",
                 "mask 0.20 ms/token · 2.0% of decode · grammar 7 ms",
             ]
         );

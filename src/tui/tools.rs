@@ -1,11 +1,15 @@
-//! The tool calls pane's state: the current batch of calls as they run in parallel.
+//! The tool calls pane's state: the current decision's calls, the ones step mode is about
+//! to run, and when each started and finished on one timeline, so calls that ran together
+//! are seen together even when they take milliseconds.
 
 use std::time::Instant;
 
 use crate::protocol::{ToolCall, ToolMessage, ToolStatus};
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CallState {
+    /// Step mode: about to run once the user continues.
+    Next,
     Running,
     Done,
     Failed,
@@ -18,8 +22,24 @@ pub struct ToolRow {
     pub call: ToolCall,
     pub state: CallState,
     pub started: Instant,
+    /// When the call started, in ms after the first call of this decision's batch.
+    pub start_ms: f64,
     pub duration_ms: Option<f64>,
     pub result: Option<ToolMessage>,
+}
+
+impl ToolRow {
+    /// Start and end on the timeline; a running call ends `now`.
+    pub fn span_ms(&self, origin: Option<Instant>, now: Instant) -> (f64, f64) {
+        let end = match (self.duration_ms, self.state) {
+            (Some(d), _) => self.start_ms + d,
+            (None, CallState::Running) => {
+                origin.map_or(0.0, |o| now.saturating_duration_since(o).as_secs_f64() * 1e3).max(self.start_ms)
+            }
+            (None, _) => self.start_ms,
+        };
+        (self.start_ms, end)
+    }
 }
 
 #[derive(Debug, Default)]
@@ -27,6 +47,8 @@ pub struct ToolsPane {
     pub rows: Vec<ToolRow>,
     /// The decision whose calls these are.
     pub turn: Option<usize>,
+    /// When the first call of these rows started: the timeline's zero.
+    pub origin: Option<Instant>,
     /// Set when a new decision starts: the last batch stays on screen while the model
     /// thinks and is replaced by the first call of the next batch.
     replace_on_next: bool,
@@ -37,6 +59,7 @@ impl ToolsPane {
     pub fn clear(&mut self) {
         self.rows.clear();
         self.turn = None;
+        self.origin = None;
         self.replace_on_next = false;
         self.pending_turn = None;
     }
@@ -46,13 +69,32 @@ impl ToolsPane {
         self.pending_turn = Some(turn);
     }
 
-    pub fn started(&mut self, call: ToolCall, now: Instant) {
+    fn replace_if_new(&mut self) {
         if self.replace_on_next {
             self.rows.clear();
+            self.origin = None;
             self.turn = self.pending_turn;
             self.replace_on_next = false;
         }
-        let row = ToolRow { call, state: CallState::Running, started: now, duration_ms: None, result: None };
+    }
+
+    /// Step mode paused before these calls: they show as next.
+    pub fn pending(&mut self, calls: Vec<ToolCall>, now: Instant) {
+        self.replace_if_new();
+        for call in calls {
+            let row = ToolRow { call, state: CallState::Next, started: now, start_ms: 0.0, duration_ms: None, result: None };
+            self.put(row);
+        }
+    }
+
+    pub fn started(&mut self, call: ToolCall, now: Instant) {
+        self.replace_if_new();
+        let origin = *self.origin.get_or_insert(now);
+        let start_ms = now.saturating_duration_since(origin).as_secs_f64() * 1e3;
+        self.put(ToolRow { call, state: CallState::Running, started: now, start_ms, duration_ms: None, result: None });
+    }
+
+    fn put(&mut self, row: ToolRow) {
         match self.rows.iter_mut().find(|r| r.call.id == row.call.id && !row.call.id.is_empty()) {
             Some(existing) => *existing = row,
             None => self.rows.push(row),
@@ -92,5 +134,51 @@ impl ToolsPane {
 
     pub fn any_running(&self) -> bool {
         self.rows.iter().any(|r| r.state == CallState::Running)
+    }
+
+    /// The timeline's length: the latest end of any call.
+    pub fn span_ms(&self, now: Instant) -> f64 {
+        self.rows.iter().map(|r| r.span_ms(self.origin, now).1).fold(0.0, f64::max)
+    }
+
+    /// The most calls that ran at the same time.
+    pub fn most_at_once(&self, now: Instant) -> usize {
+        let spans: Vec<(f64, f64)> = self
+            .rows
+            .iter()
+            .filter(|r| r.state != CallState::Next)
+            .map(|r| r.span_ms(self.origin, now))
+            .collect();
+        spans
+            .iter()
+            .map(|(start, _)| spans.iter().filter(|(s, e)| s <= start && (e > start || s == start)).count())
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// A bar of `width` cells for the span `start..end` on a timeline of `total` ms: the
+/// cells it covers are `█` (at least one), the others `·`.
+pub fn timeline_bar(start: f64, end: f64, total: f64, width: usize) -> String {
+    if width == 0 {
+        return String::new();
+    }
+    let total = if total > 0.0 { total } else { 1.0 };
+    let cell = |ms: f64| ((ms / total) * width as f64).clamp(0.0, width as f64);
+    let from = (cell(start).floor() as usize).min(width - 1);
+    let to = (cell(end).ceil() as usize).clamp(from + 1, width);
+    (0..width).map(|i| if i >= from && i < to { '█' } else { '·' }).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bars_place_each_call_on_the_shared_timeline() {
+        assert_eq!(timeline_bar(0.0, 10.0, 10.0, 5), "█████");
+        assert_eq!(timeline_bar(0.0, 0.1, 10.0, 5), "█····");
+        assert_eq!(timeline_bar(5.0, 10.0, 10.0, 4), "··██");
+        assert_eq!(timeline_bar(0.0, 0.0, 0.0, 3), "█··");
     }
 }

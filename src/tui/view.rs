@@ -11,9 +11,10 @@ use ratatui::Frame;
 use super::app::{ActivityTab, App, Focus, Overlay, Pane, PaneGeom, Scroll};
 use super::cells::{format_args_inline, result_text};
 use super::keys;
+use super::profiles::ModelFile;
 use super::text::{one_line, str_width, truncate, wrap_line, wrap_text};
 use super::theme;
-use super::tools::CallState;
+use super::tools::{timeline_bar, CallState};
 use crate::brain::Decoding;
 use crate::protocol::{AgentMode, StepState, ToolCalling};
 
@@ -255,8 +256,11 @@ fn draw_raw(app: &App, frame: &mut Frame, area: Rect, tab: Option<ActivityTab>) 
         let text = match (&turn.stats, app.run.thinking) {
             (_, true) => format!(" {} streaming · {} tok ", spinner(app), turn.streamed_tokens),
             (Some(stats), false) => format!(
-                " prompt {} · reused {} · gen {} · {:.1} tok/s ",
-                stats.prompt_tokens, stats.reused_tokens, stats.generated_tokens, stats.decode_tok_s
+                " prompt {} · reused {} · gen {}{} ",
+                stats.prompt_tokens,
+                stats.reused_tokens,
+                stats.generated_tokens,
+                super::raw::tok_s(stats).map(|t| format!(" · {t} tok/s")).unwrap_or_default()
             ),
             (None, false) => format!(" {} tok ", turn.streamed_tokens),
         };
@@ -283,11 +287,21 @@ fn draw_tools(app: &App, frame: &mut Frame, area: Rect, tab: Option<ActivityTab>
     let focused = app.focus() == Focus::Tools;
     let tools = &app.tools;
     let title = match tab {
-        Some(tab) => tab_title(tab, focused, tools.rows.len()),
+        Some(tab) => {
+            let mut title = tab_title(tab, focused, tools.rows.len());
+            if let Some(summary) = batch_summary(app).filter(|_| tab == ActivityTab::Tools) {
+                title.push(Span::styled(format!(" {summary}"), theme::running()));
+            }
+            title
+        }
         None => {
             let mut title = vec![Span::styled(" Tool calls ", theme::title(focused))];
             if let Some(turn) = tools.turn {
                 title.push(Span::styled(format!("turn {turn} "), theme::dim()));
+            }
+            if let Some(summary) = batch_summary(app) {
+                let style = if tools.any_running() { theme::running() } else { theme::dim() };
+                title.push(Span::styled(format!("· {summary}"), style));
             }
             title
         }
@@ -295,6 +309,7 @@ fn draw_tools(app: &App, frame: &mut Frame, area: Rect, tab: Option<ActivityTab>
     let bottom = (!tools.rows.is_empty()).then(|| {
         let mut parts = Vec::new();
         for (state, label, style) in [
+            (CallState::Next, "next", theme::running()),
             (CallState::Running, "running", theme::running()),
             (CallState::Done, "done", theme::ok()),
             (CallState::Failed, "failed", theme::failed()),
@@ -325,29 +340,38 @@ fn draw_tools(app: &App, frame: &mut Frame, area: Rect, tab: Option<ActivityTab>
 }
 
 /// The tool table's header and rows at `width`. Wide enough, a call is one row with its
-/// arguments in a column; narrower, the arguments go on a second, indented row.
+/// arguments in a column; narrower, the arguments go on a second, indented row. Each row
+/// has a bar on the batch's shared timeline: calls that ran together overlap.
 fn tool_table(app: &App, width: usize) -> (Line<'static>, Vec<Line<'static>>) {
     let tools = &app.tools;
     let longest = tools.rows.iter().map(|r| str_width(&r.call.name)).max().unwrap_or(4);
     let columns = ToolColumns::for_width(width, longest);
+    let total_ms = tools.span_ms(app.now);
     let header = columns.line([
         ("state".to_string(), theme::dim()),
         ("tool".to_string(), theme::dim()),
         ("arguments".to_string(), theme::dim()),
+        (format!("0–{}", format_duration(total_ms)), theme::dim()),
         ("time".to_string(), theme::dim()),
         ("result".to_string(), theme::dim()),
     ]);
     let mut lines = Vec::new();
     for row in &tools.rows {
         let (state, state_style) = match row.state {
+            CallState::Next => ("⏸ next".to_string(), theme::running()),
             CallState::Running => (format!("{} running", spinner(app)), theme::running()),
             CallState::Done => ("✓ done".to_string(), theme::ok()),
             CallState::Failed => ("✗ failed".to_string(), theme::failed()),
             CallState::Stopped => ("■ stopped".to_string(), theme::warn()),
         };
-        let ms = row
-            .duration_ms
-            .unwrap_or_else(|| app.now.saturating_duration_since(row.started).as_secs_f64() * 1000.0);
+        let (start, end) = row.span_ms(tools.origin, app.now);
+        let (bar, time) = match row.state {
+            CallState::Next => (String::new(), String::new()),
+            _ => (
+                timeline_bar(start, end, total_ms, columns.widths[3]),
+                format_duration(row.duration_ms.unwrap_or(end - start)),
+            ),
+        };
         let result = match &row.result {
             Some(result) => one_line(&result_text(result)),
             None => String::new(),
@@ -358,7 +382,8 @@ fn tool_table(app: &App, width: usize) -> (Line<'static>, Vec<Line<'static>>) {
             (state, state_style),
             (row.call.name.clone(), theme::tool_name()),
             (args.clone(), theme::plain()),
-            (format_duration(ms), theme::dim()),
+            (bar, state_style),
+            (time, theme::dim()),
             (result, result_style),
         ]));
         if columns.args_below() {
@@ -370,9 +395,33 @@ fn tool_table(app: &App, width: usize) -> (Line<'static>, Vec<Line<'static>>) {
     (header, lines)
 }
 
-/// Column widths of the tool table for an inner width.
+/// The tool pane's title words: how many run at once now, or ran at once.
+fn batch_summary(app: &App) -> Option<String> {
+    let tools = &app.tools;
+    let running = tools.count(CallState::Running);
+    let next = tools.count(CallState::Next);
+    if running > 1 {
+        return Some(format!("running {running} in parallel "));
+    }
+    if running == 1 {
+        return Some("running 1 ".to_string());
+    }
+    if next > 0 {
+        return Some(format!("{next} next (step mode) "));
+    }
+    let ran = tools.rows.len();
+    if ran == 0 {
+        return None;
+    }
+    let at_once = tools.most_at_once(app.now);
+    let span = format_duration(tools.span_ms(app.now));
+    Some(if at_once > 1 { format!("{ran} calls, {at_once} in parallel · {span} ") } else { format!("{ran} calls · {span} ") })
+}
+
+/// Column widths of the tool table for an inner width: state, tool, arguments, timeline
+/// bar, time, result.
 struct ToolColumns {
-    widths: [usize; 5],
+    widths: [usize; 6],
 }
 
 impl ToolColumns {
@@ -381,34 +430,38 @@ impl ToolColumns {
         let time = 6;
         let name = longest_name.clamp(4, 18);
         let rest = width.saturating_sub(state + name + time + 4);
+        let bar = if rest >= 40 { 10 } else if rest >= 24 { 6 } else { 0 };
+        let rest = rest.saturating_sub(if bar > 0 { bar + 1 } else { 0 });
         // Arguments and result share what is left; when that is narrow the result keeps
         // the row and the arguments move to a row of their own.
         let (args, result) = if rest < 48 { (0, rest) } else { (rest * 2 / 5, rest - rest * 2 / 5) };
-        Self { widths: [state, name, args, time, result] }
+        Self { widths: [state, name, args, bar, time, result] }
     }
 
     fn args_below(&self) -> bool {
         self.widths[2] == 0
     }
 
-    fn line(&self, cells: [(String, Style); 5]) -> Line<'static> {
+    fn line(&self, cells: [(String, Style); 6]) -> Line<'static> {
         let mut spans = Vec::new();
+        let mut first = true;
         for (i, ((text, style), width)) in cells.into_iter().zip(self.widths).enumerate() {
             if width == 0 {
                 continue;
             }
-            if i > 0 {
+            if !first {
                 spans.push(Span::raw(" "));
             }
+            first = false;
             let cut = truncate(&text, width);
             let pad = width.saturating_sub(str_width(&cut));
             // Time is right-aligned, the rest left.
-            if i == 3 {
+            if i == 4 {
                 spans.push(Span::raw(" ".repeat(pad)));
                 spans.push(Span::styled(cut, style));
             } else {
                 spans.push(Span::styled(cut, style));
-                if i < 4 {
+                if i < 5 {
                     spans.push(Span::raw(" ".repeat(pad)));
                 }
             }
@@ -418,7 +471,9 @@ impl ToolColumns {
 }
 
 fn format_duration(ms: f64) -> String {
-    if ms < 1000.0 {
+    if ms < 10.0 {
+        format!("{ms:.1}ms")
+    } else if ms < 1000.0 {
         format!("{ms:.0}ms")
     } else {
         format!("{:.1}s", ms / 1000.0)
@@ -511,7 +566,7 @@ fn draw_plan(app: &App, frame: &mut Frame, area: Rect) {
 fn input_height(app: &App, area: Rect) -> u16 {
     let width = area.width.saturating_sub(4) as usize;
     let rows = app.input().layout(width).rows.len() as u16;
-    rows.clamp(1, 6) + 2
+    rows.clamp(1, 6) + 2 + u16::from(app.queued().is_some())
 }
 
 fn draw_input(app: &App, frame: &mut Frame, area: Rect) {
@@ -527,14 +582,22 @@ fn draw_input(app: &App, frame: &mut Frame, area: Rect) {
     } else {
         (" Ask ".to_string(), theme::title(focused))
     };
-    let hint = Line::from(Span::styled(" Enter send · Alt+Enter newline ", theme::dim())).alignment(Alignment::Right);
+    let hint_text = if run.active { " Enter queues · Esc cancels " } else { " Enter send · Alt+Enter newline " };
+    let hint = Line::from(Span::styled(hint_text, theme::dim())).alignment(Alignment::Right);
     let block = Block::bordered()
         .border_type(BorderType::Rounded)
         .border_style(theme::border(focused))
         .title(Line::from(Span::styled(truncate(&title, area.width.saturating_sub(4) as usize), title_style)))
         .title_bottom(hint);
-    let inner = block.inner(area);
+    let mut inner = block.inner(area);
     frame.render_widget(block, area);
+    if let Some(queued) = app.queued() {
+        if inner.height > 1 {
+            let text = truncate(&format!("⏳ queued: {}", one_line(queued)), inner.width as usize);
+            frame.render_widget(Paragraph::new(Line::from(Span::styled(text, theme::running()))), Rect { height: 1, ..inner });
+            inner = Rect { y: inner.y + 1, height: inner.height - 1, ..inner };
+        }
+    }
     let width = inner.width.saturating_sub(2) as usize;
     let layout = app.input().layout(width);
     let height = inner.height as usize;
@@ -636,7 +699,8 @@ fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
         right.push(Span::styled(truncate(flash, room), theme::bold()));
     } else {
         // Keep the most important hints that fit, shown in their usual order.
-        let mut by_priority: Vec<&(&str, &str, u8)> = keys::HINTS.iter().collect();
+        let hints = keys::hints(app.focus(), run.paused.is_some(), run.active);
+        let mut by_priority: Vec<&(&str, &str, u8)> = hints.iter().collect();
         by_priority.sort_by_key(|(_, _, priority)| *priority);
         let mut used = 0;
         let mut keep = Vec::new();
@@ -648,7 +712,7 @@ fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
             keep.push(*key);
             used += w;
         }
-        for (key, label, _) in keys::HINTS.iter().filter(|(k, _, _)| keep.contains(k)) {
+        for (key, label, _) in hints.iter().filter(|(k, _, _)| keep.contains(k)) {
             right.push(Span::styled(format!(" {key}"), theme::key()));
             right.push(Span::raw(format!(" {label} ")));
         }
@@ -724,36 +788,49 @@ fn draw_help(frame: &mut Frame, area: Rect) {
 }
 
 fn draw_picker(app: &App, frame: &mut Frame, area: Rect, selected: usize, requested: Option<&str>) {
+    const FOOTER: &str = " ↑↓ choose · Enter load · Esc close ";
     let name_width = app.profiles.iter().map(|p| str_width(p)).max().unwrap_or(8);
-    let width = (name_width + 30).clamp(36, area.width.saturating_sub(2) as usize) as u16;
-    let height = (app.profiles.len() as u16 + 6).min(area.height);
-    let rect = centered(area, width, height);
+    let fix = app.profiles.get(selected).and_then(|name| match app.model_files.get(name) {
+        Some(ModelFile::Missing { fix }) => Some(fix.clone()),
+        _ => None,
+    });
+    // Wide enough for the footer and the fix command, so neither is clipped.
+    let wanted = (name_width + 34).max(str_width(FOOTER) + 4).max(fix.as_ref().map_or(0, |f| str_width(f) + 6));
+    let width = wanted.min(area.width.saturating_sub(2) as usize) as u16;
+    let height = (app.profiles.len() as u16 + 6).min(area.height.saturating_sub(1));
+    let rect = centered(Rect { height: area.height.saturating_sub(1), ..area }, width, height);
     frame.render_widget(Clear, rect);
     let block = Block::bordered()
         .border_type(BorderType::Rounded)
         .border_style(theme::border(true))
         .title(Line::from(Span::styled(" Model profile ", theme::title(true))))
-        .title_bottom(Line::from(Span::styled(" ↑↓ choose · Enter load · Esc close ", theme::dim())).alignment(Alignment::Right));
+        .title_bottom(Line::from(Span::styled(truncate(FOOTER, width.saturating_sub(2) as usize), theme::dim())).alignment(Alignment::Right));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     let inner_width = inner.width as usize;
     let mut lines = Vec::new();
     for (i, name) in app.profiles.iter().enumerate() {
-        let tag = if app.loading.as_ref().is_some_and(|(n, _)| n == name) {
-            format!("{} loading", spinner(app))
+        let file = app.model_files.get(name);
+        let (tag, tag_style) = if app.loading.as_ref().is_some_and(|(n, _)| n == name) {
+            (format!("{} loading", spinner(app)), theme::running())
         } else if *name == app.settings().profile {
-            "current".to_string()
+            ("current".to_string(), theme::ok())
         } else if app.loaded.contains_key(name) {
-            "loaded".to_string()
+            ("loaded".to_string(), theme::ok())
         } else {
-            String::new()
+            match file {
+                Some(ModelFile::Missing { .. }) => ("✗ file missing".to_string(), theme::failed()),
+                Some(ModelFile::Present) => ("file present".to_string(), theme::dim()),
+                Some(ModelFile::NotNeeded) => ("no file needed".to_string(), theme::dim()),
+                None => (String::new(), theme::dim()),
+            }
         };
         let pad = (name_width + 3).saturating_sub(str_width(name));
         let mut line = Line::from(vec![
             Span::raw(if i == selected { " ▸ " } else { "   " }),
             Span::styled(name.clone(), theme::bold()),
             Span::raw(" ".repeat(pad)),
-            Span::styled(tag, theme::dim()),
+            Span::styled(tag, tag_style),
         ]);
         if i == selected {
             let fill = inner_width.saturating_sub(line.width());
@@ -763,13 +840,17 @@ fn draw_picker(app: &App, frame: &mut Frame, area: Rect, selected: usize, reques
         lines.push(line);
     }
     lines.push(Line::default());
-    let status = match (&app.loading, requested) {
-        (Some((name, since)), _) => {
+    let status = match (&app.loading, requested, &fix) {
+        (Some((name, since)), _, _) => {
             let secs = app.now.saturating_duration_since(*since).as_secs();
             Line::from(Span::styled(format!(" {} loading {name}… {secs}s", spinner(app)), theme::running()))
         }
-        (None, Some(name)) => Line::from(Span::styled(format!(" switching to {name}…"), theme::running())),
-        (None, None) => Line::from(Span::styled(" Loaded profiles switch back instantly.", theme::dim())),
+        (None, Some(name), _) => Line::from(Span::styled(format!(" switching to {name}…"), theme::running())),
+        (None, None, Some(fix)) => Line::from(vec![
+            Span::styled(" get it: ", theme::dim()),
+            Span::styled(truncate(fix, inner_width.saturating_sub(10)), theme::key()),
+        ]),
+        (None, None, None) => Line::from(Span::styled(" Loaded profiles switch back instantly.", theme::dim())),
     };
     lines.push(status);
     frame.render_widget(Paragraph::new(lines), inner);

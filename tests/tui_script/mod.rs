@@ -263,7 +263,7 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
         }),
         Event::Started { question: PLAN_QUESTION.into(), mode: AgentMode::PlanExecute, profile: "qwen-0.5b".into() },
         Event::MessageAppended { message: Message::user(PLAN_QUESTION) },
-        Event::Paused { what: "decision 1".into() },
+        Event::Paused { what: "decision 1".into(), calls: vec![] },
         Event::TurnStarted { turn: 1, phase: Phase::Plan, tool_calling: ToolCalling::PromptJson },
     ];
     ev.extend(tokens(PLAN_RAW));
@@ -311,7 +311,10 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
         let Some(tool_call) = step.tool_call.clone() else { continue };
         ev.push(Event::StepState { index: i, state: StepState::Running });
         if i == 1 {
-            ev.push(Event::Paused { what: "1 tool call(s)".into() });
+            ev.push(Event::Paused {
+                what: "1 tool call: local_file_search(query=\"Agent\")".into(),
+                calls: vec![tool_call.clone()],
+            });
             if upto == PlanRun::Paused {
                 return ev;
             }
@@ -333,7 +336,7 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
         step_mode: true,
         decoding: Decoding::Constrained,
     }));
-    ev.push(Event::Paused { what: "decision 2".into() });
+    ev.push(Event::Paused { what: "decision 2".into(), calls: vec![] });
     ev.push(Event::TurnStarted { turn: 2, phase: Phase::Step, tool_calling: ToolCalling::Builtin });
     let raw = format!("<answer>{PLAN_ANSWER}</answer>");
     ev.extend(tokens(&raw));
