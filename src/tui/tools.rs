@@ -90,7 +90,10 @@ impl ToolsPane {
     pub fn started(&mut self, call: ToolCall, now: Instant) {
         self.replace_if_new();
         let origin = *self.origin.get_or_insert(now);
-        let start_ms = now.saturating_duration_since(origin).as_secs_f64() * 1e3;
+        // Events come in bursts, so arrival times are coarse; their order is not: a call
+        // that starts after another finished (a plan's next step) started after its end.
+        let after_finished = self.rows.iter().filter_map(|r| r.duration_ms.map(|d| r.start_ms + d)).fold(0.0, f64::max);
+        let start_ms = (now.saturating_duration_since(origin).as_secs_f64() * 1e3).max(after_finished);
         self.put(ToolRow { call, state: CallState::Running, started: now, start_ms, duration_ms: None, result: None });
     }
 
@@ -173,6 +176,27 @@ pub fn timeline_bar(start: f64, end: f64, total: f64, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall { id: id.into(), name: "calculator".into(), args: Default::default() }
+    }
+
+    #[test]
+    fn calls_started_together_overlap_and_a_later_step_starts_after_the_one_before() {
+        let now = Instant::now();
+        let mut pane = ToolsPane::default();
+        pane.started(call("a"), now);
+        pane.started(call("b"), now);
+        pane.finished(call("a"), ToolMessage::error(&call("a"), "x"), 2.0, now);
+        pane.finished(call("b"), ToolMessage::error(&call("b"), "x"), 3.0, now);
+        assert_eq!(pane.most_at_once(now), 2);
+        // Step mode's next step: started (in event order) after both finished.
+        pane.started(call("c"), now);
+        pane.finished(call("c"), ToolMessage::error(&call("c"), "x"), 1.0, now);
+        assert_eq!(pane.rows[2].span_ms(pane.origin, now), (3.0, 4.0));
+        assert_eq!(pane.most_at_once(now), 2);
+        assert_eq!(pane.span_ms(now), 4.0);
+    }
 
     #[test]
     fn bars_place_each_call_on_the_shared_timeline() {

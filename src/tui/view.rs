@@ -387,9 +387,20 @@ fn tool_table(app: &App, width: usize) -> (Line<'static>, Vec<Line<'static>>) {
             (result, result_style),
         ]));
         if columns.args_below() {
+            // The second row leads with the call's bar on the timeline, then the arguments.
             let indent = columns.widths[0] + 1;
-            let text = truncate(&format!("↳ {args}"), width.saturating_sub(indent));
-            lines.push(Line::from(vec![Span::raw(" ".repeat(indent)), Span::styled(text, theme::dim())]));
+            let bar = match row.state {
+                CallState::Next => String::new(),
+                _ => timeline_bar(start, end, total_ms, columns.widths[1].clamp(6, 12)),
+            };
+            let bar_width = str_width(&bar);
+            let text = truncate(&format!("↳ {args}"), width.saturating_sub(indent + bar_width + 1));
+            lines.push(Line::from(vec![
+                Span::raw(" ".repeat(indent)),
+                Span::styled(bar, state_style),
+                Span::raw(if bar_width > 0 { " " } else { "" }),
+                Span::styled(text, theme::dim()),
+            ]));
         }
     }
     (header, lines)
@@ -430,12 +441,14 @@ impl ToolColumns {
         let time = 6;
         let name = longest_name.clamp(4, 18);
         let rest = width.saturating_sub(state + name + time + 4);
-        let bar = if rest >= 40 { 10 } else if rest >= 24 { 6 } else { 0 };
-        let rest = rest.saturating_sub(if bar > 0 { bar + 1 } else { 0 });
         // Arguments and result share what is left; when that is narrow the result keeps
-        // the row and the arguments move to a row of their own.
-        let (args, result) = if rest < 48 { (0, rest) } else { (rest * 2 / 5, rest - rest * 2 / 5) };
-        Self { widths: [state, name, args, bar, time, result] }
+        // the row and the arguments (after the timeline bar) move to a row of their own.
+        if rest < 60 {
+            return Self { widths: [state, name, 0, 0, time, rest] };
+        }
+        let bar = 10;
+        let rest = rest - bar - 1;
+        Self { widths: [state, name, rest * 2 / 5, bar, time, rest - rest * 2 / 5] }
     }
 
     fn args_below(&self) -> bool {
@@ -795,7 +808,7 @@ fn draw_picker(app: &App, frame: &mut Frame, area: Rect, selected: usize, reques
         _ => None,
     });
     // Wide enough for the footer and the fix command, so neither is clipped.
-    let wanted = (name_width + 34).max(str_width(FOOTER) + 4).max(fix.as_ref().map_or(0, |f| str_width(f) + 6));
+    let wanted = (name_width + 34).max(str_width(FOOTER) + 4).max(fix.as_ref().map_or(0, |f| str_width(f) + 12));
     let width = wanted.min(area.width.saturating_sub(2) as usize) as u16;
     let height = (app.profiles.len() as u16 + 6).min(area.height.saturating_sub(1));
     let rect = centered(Rect { height: area.height.saturating_sub(1), ..area }, width, height);
