@@ -4,7 +4,7 @@
 
 mod tui_script;
 
-use b4_agent::protocol::Event;
+use b4_agent::protocol::{Event, Phase, ToolCalling};
 use b4_agent::tui::App;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use insta::assert_snapshot;
@@ -246,4 +246,22 @@ fn constrained_decisions_show_their_mask_cost_in_the_raw_pane() {
     assert!(text.contains("turn 2 · step · builtin · constrained"), "{text}");
     assert!(text.contains("mask 0.90 ms/token · 3.0% of decode · grammar 42 ms"), "{text}");
     assert_eq!(text.matches("mask ").count(), 1, "only the constrained decision shows a mask line:\n{text}");
+}
+
+#[test]
+fn the_wait_for_a_long_prompt_says_how_far_reading_it_has_come() {
+    let mut events = react(React::Started);
+    events.push(Event::TurnStarted { turn: 1, phase: Phase::React, tool_calling: ToolCalling::PromptJson });
+    events.push(Event::Prefill { done: 3, total: 951, reused: 3 });
+    events.push(Event::Prefill { done: 259, total: 951, reused: 3 });
+    let app = app_with(events);
+    let text = screen(&app, LARGE.0, LARGE.1);
+    assert!(text.contains("reading prompt 259/951 tok (27%) · reused 3"), "{text}");
+    assert!(!text.contains("streaming · 0 tok"), "{text}");
+    // Once tokens stream, the pane counts them instead.
+    let mut events = react(React::Streaming);
+    events.insert(events.len() - 1, Event::Prefill { done: 951, total: 951, reused: 0 });
+    let text = screen(&app_with(events), LARGE.0, LARGE.1);
+    assert!(text.contains("streaming ·"), "{text}");
+    assert!(!text.contains("reading prompt"), "{text}");
 }

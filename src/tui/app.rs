@@ -17,7 +17,7 @@ use super::cells::HistoryCell;
 use super::export::{self, DecisionRecord, PlanRecord, SessionLog, ToolRunRecord};
 use super::input::InputBox;
 use super::plan::PlanView;
-use super::raw::{RawPane, RawSegment, RawTurn};
+use super::raw::{PrefillProgress, RawPane, RawSegment, RawTurn};
 use super::tools::{CallState, ToolsPane};
 use crate::protocol::{AgentMode, Command, Event, Message, Settings, StopReason};
 
@@ -326,22 +326,39 @@ impl App {
                     turn.push(&text);
                 }
             }
-            Event::Decided { turn, ai, raw, stats, warnings } => {
+            Event::Prefill { done, total, reused } => {
+                if let Some(turn) = self.raw.current_mut() {
+                    let first = turn.prefill.map_or((done, self.now), |p| p.first);
+                    turn.prefill = Some(PrefillProgress { done, total, reused, first, at: self.now });
+                }
+            }
+            Event::Decided { turn, ai, raw, report } => {
                 self.run.thinking = false;
+                let (stats, warnings) = (report.stats.clone(), report.warnings.clone());
                 if let Some(current) = self.raw.current_mut() {
                     if current.is_empty() {
                         current.set_text(&raw);
                     }
                     current.stats = Some(stats.clone());
                     current.warnings = warnings.clone();
+                    // What the brain says it did, not what the screen asked for.
+                    current.phase = report.phase;
+                    current.tool_calling = report.tool_calling;
+                    if let Some(decoding) = report.decoding {
+                        current.decoding = decoding;
+                    }
                 }
-                let (phase, tool_calling, decoding) = self
-                    .raw
-                    .current()
-                    .map_or((crate::protocol::Phase::React, self.settings.tool_calling, self.confirmed.decoding), |t| {
-                        (t.phase, t.tool_calling, t.decoding)
-                    });
-                self.log.decisions.push(DecisionRecord { turn, phase, tool_calling, decoding, ai, raw, stats, warnings });
+                let decoding = report.decoding.unwrap_or(self.confirmed.decoding);
+                self.log.decisions.push(DecisionRecord {
+                    turn,
+                    phase: report.phase,
+                    tool_calling: report.tool_calling,
+                    decoding,
+                    ai,
+                    raw,
+                    stats,
+                    warnings,
+                });
             }
             Event::PlanCreated { plan } => {
                 let view = PlanView::new(plan.clone());
