@@ -292,6 +292,103 @@ impl AgentMode {
     }
 }
 
+/// How the next token is chosen (beside [`ToolCalling`], the other way a decision is made).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
+pub enum Decoding {
+    /// The model picks any token.
+    #[default]
+    Free,
+    /// Tokens are masked so the output can only be a well-formed decision.
+    Constrained,
+}
+
+impl Decoding {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decoding::Free => "free",
+            Decoding::Constrained => "constrained",
+        }
+    }
+
+    pub fn toggled(self) -> Self {
+        match self {
+            Decoding::Free => Decoding::Constrained,
+            Decoding::Constrained => Decoding::Free,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionStatus {
+    /// The output parsed into a valid decision.
+    #[default]
+    Success,
+    /// The output could not be parsed or broke a rule (see the report's `error`); the
+    /// runtime runs none of its calls and stops.
+    Invalid,
+}
+
+/// Everything about how one decision was made, produced once by the brain and read by
+/// every consumer: the TUI, `b4 chat --json`, `b4 decide`'s files and the bench records.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DecisionReport {
+    /// The profile that decided.
+    pub profile: String,
+    pub phase: Phase,
+    /// The way tools were passed (`prompt_json` or `builtin`).
+    pub tool_calling: ToolCalling,
+    /// How tokens were chosen; `None` when no model decoded (the mock brain). Constrained
+    /// decoding whose grammar could not be built is reported as free, with a warning.
+    pub decoding: Option<Decoding>,
+    /// Which parser recognised the output (`strict_json`, `hermes`, `mock`, ...).
+    pub format: Option<String>,
+    pub status: DecisionStatus,
+    /// Why the decision is invalid.
+    pub error: Option<String>,
+    /// Generations it took (a retry with a stronger reminder makes two).
+    pub attempts: usize,
+    /// `<think>...</think>` text, kept apart from the answer.
+    pub reasoning: Option<String>,
+    pub stats: DecisionStats,
+    /// What was repaired or dropped on the way.
+    pub warnings: Vec<String>,
+}
+
+impl DecisionReport {
+    /// A report of a valid decision with nothing else to say yet.
+    pub fn new(profile: &str, phase: Phase, tool_calling: ToolCalling, decoding: Option<Decoding>) -> Self {
+        Self {
+            profile: profile.to_string(),
+            phase,
+            tool_calling,
+            decoding,
+            format: None,
+            status: DecisionStatus::Success,
+            error: None,
+            attempts: 1,
+            reasoning: None,
+            stats: DecisionStats::default(),
+            warnings: Vec::new(),
+        }
+    }
+
+    pub fn valid(&self) -> bool {
+        self.status == DecisionStatus::Success
+    }
+}
+
+/// What a decision streams while it is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream<'a> {
+    /// `done` of the prompt's `total` tokens are in the cache; `reused` came from before.
+    Prefill { done: usize, total: usize, reused: usize },
+    /// A clean piece of decoded text.
+    Text(&'a str),
+}
+
 /// What one decision is asked to produce.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -339,6 +436,9 @@ pub enum StopReason {
     Cancelled,
     /// The brain failed.
     BrainError,
+    /// The brain's decision was invalid (unparseable, or against the exclusivity policy):
+    /// none of its calls ran.
+    InvalidDecision,
 }
 
 impl StopReason {
@@ -349,6 +449,7 @@ impl StopReason {
             StopReason::RepeatedCall => "stopped: the same tool call was repeated with the same arguments",
             StopReason::Cancelled => "stopped: cancelled",
             StopReason::BrainError => "stopped: the brain failed",
+            StopReason::InvalidDecision => "stopped: the decision was invalid, so none of its calls ran",
         }
     }
 }
@@ -368,14 +469,11 @@ pub enum Event {
     TurnStarted { turn: usize, phase: Phase, tool_calling: ToolCalling },
     /// One decoded piece of model output.
     Token { text: String },
-    /// The brain answered.
-    Decided {
-        turn: usize,
-        ai: AiMessage,
-        raw: String,
-        stats: DecisionStats,
-        warnings: Vec<String>,
-    },
+    /// The brain answered: the message, the raw model text, and how it was made.
+    Decided { turn: usize, ai: AiMessage, raw: String, report: DecisionReport },
+    /// A decision's prompt is being read: `done` of `total` tokens are in the cache
+    /// (`reused` of them came from the previous decision).
+    Prefill { done: usize, total: usize, reused: usize },
     PlanCreated { plan: Plan },
     StepState { index: usize, state: StepState },
     ToolStarted { call: ToolCall },
@@ -406,7 +504,7 @@ pub struct Settings {
     pub step_mode: bool,
     /// Free or constrained decoding for the next decision.
     #[serde(default)]
-    pub decoding: crate::brain::Decoding,
+    pub decoding: Decoding,
 }
 
 /// What the screen asks of the engine.
@@ -419,7 +517,7 @@ pub enum Command {
     SetMode(AgentMode),
     SetProfile(String),
     SetStepMode(bool),
-    SetDecoding(crate::brain::Decoding),
+    SetDecoding(Decoding),
     /// Step mode: go on past the current pause.
     Continue,
     /// Stop the running generation (within one token) and the conversation.

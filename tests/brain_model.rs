@@ -16,6 +16,7 @@ use b4_agent::brain::fetch::find_asset;
 use b4_agent::brain::generate::{GenParams, Generation, ModelHandle, StopKind};
 use b4_agent::brain::model::{CpuQwen2, Qwen2, Qwen2Config};
 use b4_agent::brain::tokenizer::ModelTokenizer;
+use b4_agent::protocol::Stream;
 use b4_agent::brain::BrainError;
 use candle_core::quantized::gguf_file;
 use candle_core::{Device, Tensor};
@@ -57,7 +58,11 @@ fn greedy(max_new_tokens: usize) -> GenParams {
 fn generate(handle: &ModelHandle, prompt: &str, params: GenParams) -> (Generation, Vec<String>) {
     let mut pieces = Vec::new();
     let never = AtomicBool::new(false);
-    let generation = handle.generate(prompt, params, &mut |p| pieces.push(p.to_string()), &never).unwrap();
+    let generation = handle.generate(prompt, params, &mut |p| {
+        if let Stream::Text(text) = p {
+            pieces.push(text.to_string())
+        }
+    }, &never).unwrap();
     (generation, pieces)
 }
 

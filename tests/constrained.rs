@@ -115,11 +115,11 @@ fn report(label: &str, stats: &DecisionStats) -> f64 {
 /// both), every call to a known tool with arguments its schema allows.
 fn assert_well_formed(label: &str, decision: &Decision, request: &DecisionRequest) {
     let raw = &decision.raw_output;
-    assert!(decision.valid(), "{label}: invalid decision ({:?}) from raw output:\n{raw}", decision.error);
+    assert!(decision.valid(), "{label}: invalid decision ({:?}) from raw output:\n{raw}", decision.report.error);
     assert!(
-        decision.warnings.is_empty(),
+        decision.report.warnings.is_empty(),
         "{label}: warnings {:?} for raw output:\n{raw}",
-        decision.warnings
+        decision.report.warnings
     );
     let parsed = parse::parse(raw, &request.tools, request.phase).unwrap();
     assert!(parsed.rejected.is_empty(), "{label}: refused calls {:?} in:\n{raw}", parsed.rejected);
@@ -170,12 +170,12 @@ fn check_with(brain: &mut CandleBrain, phase: Phase, way: ToolCalling, prompts: 
         let request = request(prompt, phase, way, Decoding::Constrained);
         let decision = decide(brain, &request);
         eprintln!("[constrained] {label}: {}", decision.raw_output);
-        report(&label, &decision.stats);
+        report(&label, &decision.report.stats);
         assert_well_formed(&label, &decision, &request);
-        total.decode_ms += decision.stats.decode_ms;
-        total.mask_ms += decision.stats.mask_ms;
-        total.generated_tokens += decision.stats.generated_tokens;
-        total.grammar_ms += decision.stats.grammar_ms;
+        total.decode_ms += decision.report.stats.decode_ms;
+        total.mask_ms += decision.report.stats.mask_ms;
+        total.generated_tokens += decision.report.stats.generated_tokens;
+        total.grammar_ms += decision.report.stats.grammar_ms;
         decisions.push(decision);
     }
     let share = report(&format!("{way:?}/{phase:?} all"), &total);
@@ -209,7 +209,7 @@ fn builtin_decisions_are_native_calls_or_plain_answers_and_a_good_one_is_left_as
     let free = decide(&mut brain, &request(ask(SEVERAL), Phase::React, ToolCalling::Builtin, Decoding::Free));
     let request = request(ask(SEVERAL), Phase::React, ToolCalling::Builtin, Decoding::Constrained);
     let constrained = decide(&mut brain, &request);
-    report("free vs constrained", &constrained.stats);
+    report("free vs constrained", &constrained.report.stats);
     assert_well_formed("Builtin/React/several", &constrained, &request);
     let space = TokenSpace::for_model(&ModelHandle::load(&profile(MAX_NEW_TOKENS)).unwrap()).unwrap();
     let grammar = constrain::lark(&tools(), Target::Native(NativeStyle::Hermes)).unwrap();
@@ -219,8 +219,8 @@ fn builtin_decisions_are_native_calls_or_plain_answers_and_a_good_one_is_left_as
         free.raw_output
     );
     assert_eq!(constrained.raw_output, free.raw_output);
-    assert_eq!(free.stats.mask_ms, 0.0);
-    assert!(constrained.stats.mask_ms > 0.0);
+    assert_eq!(free.report.stats.mask_ms, 0.0);
+    assert!(constrained.report.stats.mask_ms > 0.0);
 }
 
 #[test]

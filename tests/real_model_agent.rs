@@ -92,8 +92,8 @@ fn chat_runs_the_loop_on_the_real_model_and_reuses_the_prompt_prefix() {
     assert!(decided.len() >= 2, "{stdout}");
     // The second decision extends the first conversation: its prompt prefix is reused and
     // only the new tokens are prefilled.
-    let first = &decided[0]["stats"];
-    let second = &decided[1]["stats"];
+    let first = &decided[0]["report"]["stats"];
+    let second = &decided[1]["report"]["stats"];
     let first_prompt = first["prompt_tokens"].as_u64().unwrap();
     let reused = second["reused_tokens"].as_u64().unwrap();
     let prompt = second["prompt_tokens"].as_u64().unwrap();

@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use b4_agent::brain::mock::MockBrain;
-use b4_agent::brain::{Backend, Brain, BrainError, Decision, DecisionRequest, DecisionStatus, Exclusivity, Profile, TokenSink};
+use b4_agent::brain::{Backend, Brain, BrainError, Decision, DecisionRequest, DecisionStatus, Exclusivity, Profile, Stream, TokenSink};
 use b4_agent::memory::Memory;
 use b4_agent::protocol::{
-    AgentMode, AiMessage, DecisionStats, Event, Message, Phase, StepState, StopReason, ToolCall, ToolCalling, ToolStatus,
+    AgentMode, AiMessage, DecisionReport, Event, Message, Phase, StepState, StopReason, ToolCall, ToolCalling, ToolStatus,
 };
 use b4_agent::runtime::{Events, Outcome, Run, SharedBrain, StepGate};
 use b4_agent::skills::{self, Workspace};
@@ -32,7 +32,7 @@ impl Brain for ScriptedBrain {
         self.phases.lock().unwrap().push(request.phase);
         let next = self.script.pop_front().unwrap_or_else(|| Err("script ran out".into()));
         let ai = next.map_err(BrainError::Other)?;
-        on_token("scripted");
+        on_token(Stream::Text("scripted"));
         Ok(decision(ai, "scripted"))
     }
 }
@@ -41,16 +41,10 @@ impl Brain for ScriptedBrain {
 fn decision(ai: AiMessage, raw_output: &str) -> Decision {
     Decision {
         ai,
-        status: DecisionStatus::Success,
-        error: None,
         raw_output: raw_output.into(),
         prompt: String::new(),
         plan: None,
-        reasoning: None,
-        stats: DecisionStats::default(),
-        warnings: vec![],
-        format: None,
-        attempts: 1,
+        report: DecisionReport::new("scripted", Phase::React, ToolCalling::PromptJson, None),
     }
 }
 
@@ -323,4 +317,54 @@ async fn the_decoding_setting_is_read_before_every_decision() {
     let outcome = h.run.ask(&mut Vec::new(), "2 + 2?").await;
     assert_eq!(outcome.reason, StopReason::FinalAnswer);
     assert_eq!(*seen.lock().unwrap(), vec![Some(Decoding::Free), Some(Decoding::Constrained)]);
+}
+
+/// Answers with content and tool calls at once, marked invalid as the candle brain marks
+/// it under `exclusivity: error`.
+struct BothAtOnce {
+    profile: Profile,
+}
+
+impl Brain for BothAtOnce {
+    fn profile(&self) -> &Profile {
+        &self.profile
+    }
+    fn decide(&mut self, request: &DecisionRequest, _: TokenSink<'_>, _: &AtomicBool) -> Result<Decision, BrainError> {
+        let mut ai = AiMessage::calls(vec![call("format_converter", json!({
+            "content": "a\n1\n", "from": "csv", "to": "json", "output_path": "docs/written.json"
+        }))]);
+        ai.content = "All done, I wrote the file.".into();
+        let mut decision = decision(ai, "{both}");
+        decision.report = DecisionReport {
+            status: DecisionStatus::Invalid,
+            error: Some("content and tool_calls are both set".into()),
+            ..DecisionReport::new("both", request.phase, request.tool_calling, None)
+        };
+        Ok(decision)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_decision_never_runs_its_calls_and_is_no_answer() {
+    for mode in [AgentMode::React, AgentMode::PlanExecute] {
+        let fx = fixture();
+        let brain = BothAtOnce { profile: Profile { name: "both".into(), backend: Backend::Mock, ..Default::default() } };
+        let mut h = harness(&fx, Box::new(brain), mode, 6);
+        h.run.exclusivity = Exclusivity::Error;
+        let mut transcript = Vec::new();
+        let outcome = h.run.ask(&mut transcript, "convert it").await;
+        assert_eq!(outcome, Outcome { reason: StopReason::InvalidDecision, answer: None, decisions: 1 }, "{mode:?}");
+        let events = drain(&mut h.rx);
+        assert!(!events.iter().any(|e| matches!(e, Event::ToolStarted { .. } | Event::FinalAnswer { .. })), "{events:?}");
+        assert!(events.contains(&Event::Error { message: "invalid decision: content and tool_calls are both set".into() }));
+        let reported = events.iter().find_map(|e| match e {
+            Event::Decided { report, .. } => Some(report.status),
+            _ => None,
+        });
+        assert_eq!(reported, Some(DecisionStatus::Invalid));
+        assert!(!transcript.iter().any(|m| matches!(m, Message::Tool(_))));
+        assert!(!fx.tools.workspace().root.join("docs/written.json").exists());
+        // A conversation that ended without an answer is not history.
+        assert!(fx.memory.history().unwrap().is_empty());
+    }
 }

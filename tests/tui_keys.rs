@@ -644,8 +644,11 @@ fn a_mock_decision_shows_no_speed_and_no_grammar_it_did_not_have() {
         turn: 1,
         ai: b4_agent::protocol::AiMessage::answer("hi"),
         raw: "hi".into(),
-        stats: b4_agent::protocol::DecisionStats { prompt_tokens: 30, generated_tokens: 1, latency_ms: 1.0, ..Default::default() },
-        warnings: vec![],
+        // The mock decoded nothing: its report says so (no decoding).
+        report: b4_agent::protocol::DecisionReport {
+            stats: b4_agent::protocol::DecisionStats { prompt_tokens: 30, generated_tokens: 1, latency_ms: 1.0, ..Default::default() },
+            ..b4_agent::protocol::DecisionReport::new("mock", b4_agent::protocol::Phase::React, ToolCalling::PromptJson, None)
+        },
     });
     let text = screen(&app, 120, 40);
     assert!(text.contains("turn 1 · react · prompt_json · free"), "{text}");

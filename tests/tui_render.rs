@@ -4,7 +4,7 @@
 
 mod tui_script;
 
-use b4_agent::protocol::Event;
+use b4_agent::protocol::{Event, Phase, ToolCalling};
 use b4_agent::tui::App;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use insta::assert_snapshot;
@@ -295,4 +295,22 @@ fn final_answer_as_markdown() {
         Event::Finished { reason: b4_agent::protocol::StopReason::FinalAnswer },
     ]);
     assert_snapshot!("markdown_answer_80x24", screen(&app, SMALL.0, SMALL.1));
+}
+
+#[test]
+fn the_wait_for_a_long_prompt_says_how_far_reading_it_has_come() {
+    let mut events = react(React::Started);
+    events.push(Event::TurnStarted { turn: 1, phase: Phase::React, tool_calling: ToolCalling::PromptJson });
+    events.push(Event::Prefill { done: 3, total: 951, reused: 3 });
+    events.push(Event::Prefill { done: 259, total: 951, reused: 3 });
+    let app = app_with(events);
+    let text = screen(&app, LARGE.0, LARGE.1);
+    assert!(text.contains("reading prompt 259/951 tok (27%) · reused 3"), "{text}");
+    assert!(!text.contains("streaming · 0 tok"), "{text}");
+    // Once tokens stream, the pane counts them instead.
+    let mut events = react(React::Streaming);
+    events.insert(events.len() - 1, Event::Prefill { done: 951, total: 951, reused: 0 });
+    let text = screen(&app_with(events), LARGE.0, LARGE.1);
+    assert!(text.contains("streaming ·"), "{text}");
+    assert!(!text.contains("reading prompt"), "{text}");
 }

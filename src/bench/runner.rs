@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::case::BenchCase;
 use super::{score, BenchError};
 use crate::brain::{Brain, BrainError, Decision, DecisionRequest, Decoding, Exclusivity, Profile};
-use crate::protocol::{Phase, ToolCall, ToolCalling};
+use crate::protocol::{Phase, Stream, ToolCall, ToolCalling};
 
 /// What each decision is asked for, as `b4 decide --mode` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -213,7 +213,15 @@ pub fn run(
                 let job = Job { index: result.records.len(), total, setting, case, run, repeat, request: &request };
                 observer.started(&job);
                 let started = Instant::now();
-                let outcome = brain.decide(&request, &mut |text| observer.token(text), cancel);
+                let outcome = brain.decide(
+                    &request,
+                    &mut |piece| {
+                        if let Stream::Text(text) = piece {
+                            observer.token(text);
+                        }
+                    },
+                    cancel,
+                );
                 let latency_ms = started.elapsed().as_secs_f64() * 1e3;
                 let (record, decision) = match outcome {
                     Err(BrainError::Cancelled) => {
@@ -241,15 +249,16 @@ pub fn decided_calls(decision: &Decision) -> Vec<ToolCall> {
 
 fn record_decision(plan: &BenchPlan, setting: &Setting, case: &BenchCase, run: usize, decision: &Decision, latency_ms: f64) -> CaseRecord {
     let calls = decided_calls(decision);
-    let valid = decision.valid();
+    let report = &decision.report;
+    let valid = report.valid();
     let verdict = case.expected.as_ref().map(|expected| {
         if !valid {
-            return Err(format!("the output did not parse: {}", decision.error.as_deref().unwrap_or("no reason given")));
+            return Err(format!("the output did not parse: {}", report.error.as_deref().unwrap_or("no reason given")));
         }
         let tools = case.tools.as_deref().or(plan.tools.as_deref()).unwrap_or_default();
         score::score(expected, &calls, tools)
     });
-    let stats = &decision.stats;
+    let stats = &report.stats;
     CaseRecord {
         setting: setting.name.clone(),
         case: case.id.clone(),
@@ -259,7 +268,7 @@ fn record_decision(plan: &BenchPlan, setting: &Setting, case: &BenchCase, run: u
         valid,
         correct: verdict.as_ref().map(Result::is_ok),
         reason: verdict.and_then(Result::err),
-        error: decision.error.clone(),
+        error: report.error.clone(),
         latency_ms,
         prompt_tokens: stats.prompt_tokens,
         reused_tokens: stats.reused_tokens,
@@ -271,9 +280,9 @@ fn record_decision(plan: &BenchPlan, setting: &Setting, case: &BenchCase, run: u
         tool_calls: calls.len(),
         tool_names: calls.into_iter().map(|c| c.name).collect(),
         content_len: decision.ai.content.chars().count(),
-        format: decision.format.clone(),
-        attempts: decision.attempts,
-        warnings: decision.warnings.clone(),
+        format: report.format.clone(),
+        attempts: report.attempts,
+        warnings: report.warnings.clone(),
     }
 }
 

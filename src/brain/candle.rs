@@ -13,7 +13,7 @@ use super::generate::{GenParams, ModelHandle, StopKind};
 use super::parse::{self, Parsed};
 use super::prompt::{self, Reminder};
 use super::{Brain, BrainError, Decision, DecisionRequest, DecisionStatus, Decoding, Exclusivity, Profile, TokenSink};
-use crate::protocol::{AiMessage, DecisionStats};
+use crate::protocol::{AiMessage, DecisionReport, DecisionStats};
 
 pub struct CandleBrain {
     profile: Profile,
@@ -59,16 +59,21 @@ impl Brain for CandleBrain {
         let mut stats = DecisionStats::default();
         let mut warnings = Vec::new();
         let mut attempts = 0;
+        let mut decoding;
         loop {
             attempts += 1;
             let input = prompt::build(&request.messages, &request.tools, request.phase, request.tool_calling, reminder);
             let prompt_text = self.model.render(&input.messages, input.tools.as_deref())?;
             let mut params = self.params();
-            if request.decoding.unwrap_or(self.profile.decoding) == Decoding::Constrained {
+            decoding = request.decoding.unwrap_or(self.profile.decoding);
+            if decoding == Decoding::Constrained {
                 let compiling = Instant::now();
                 match constrain::for_request(&self.model, request) {
                     Ok(constraint) => params.constraint = Some(Box::new(constraint)),
-                    Err(e) => warnings.push(format!("decoded without constraint: {e}")),
+                    Err(e) => {
+                        warnings.push(format!("decoded without constraint: {e}"));
+                        decoding = Decoding::Free;
+                    }
                 }
                 stats.grammar_ms += compiling.elapsed().as_secs_f64() * 1000.0;
             }
@@ -80,16 +85,19 @@ impl Brain for CandleBrain {
             let raw = generation.text;
             let decision = |ai: AiMessage, parsed: Option<&Parsed>, status, error: Option<String>, warnings: Vec<String>| Decision {
                 ai,
-                status,
-                error,
                 raw_output: raw.clone(),
                 prompt: prompt_text.clone(),
                 plan: parsed.and_then(|p| p.plan.clone()),
-                reasoning: parsed.and_then(|p| p.reasoning.clone()),
-                stats: stats.clone(),
-                warnings,
-                format: parsed.map(|p| p.format.to_string()),
-                attempts,
+                report: DecisionReport {
+                    status,
+                    error,
+                    attempts,
+                    format: parsed.map(|p| p.format.to_string()),
+                    reasoning: parsed.and_then(|p| p.reasoning.clone()),
+                    stats: stats.clone(),
+                    warnings,
+                    ..DecisionReport::new(&self.profile.name, request.phase, request.tool_calling, Some(decoding))
+                },
             };
             let parsed = match parse::parse(&raw, &request.tools, request.phase) {
                 Ok(parsed) => parsed,

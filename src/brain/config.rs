@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::ToolCalling;
+use crate::protocol::{Decoding, ToolCalling};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -24,32 +24,6 @@ pub enum Backend {
     #[default]
     Candle,
     Mock,
-}
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum Decoding {
-    /// The model picks any token.
-    #[default]
-    Free,
-    /// Tokens are masked so the output can only be a well-formed decision.
-    Constrained,
-}
-
-impl Decoding {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Decoding::Free => "free",
-            Decoding::Constrained => "constrained",
-        }
-    }
-
-    pub fn toggled(self) -> Self {
-        match self {
-            Decoding::Free => Decoding::Constrained,
-            Decoding::Constrained => Decoding::Free,
-        }
-    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

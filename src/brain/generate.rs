@@ -25,7 +25,7 @@ use super::model::{device_name, load_model, select_device, CausalLm, LoadedModel
 use super::template::ChatTemplate;
 use super::tokenizer::{DecodeStream, ModelTokenizer};
 use super::BrainError;
-use crate::protocol::DecisionStats;
+use crate::protocol::{DecisionStats, Stream};
 
 /// Restricts which tokens may come next (constrained decoding). Called on the decoder
 /// thread: `allowed` before each token, then `commit` with the token picked (stop tokens
@@ -154,6 +154,8 @@ enum Request {
 }
 
 enum Event {
+    /// `done` of `total` prompt tokens are in the cache.
+    Prefill { done: usize, total: usize, reused: usize },
     Piece(String),
     Done(Result<Generation, BrainError>),
 }
@@ -285,7 +287,7 @@ impl ModelHandle {
         &self,
         prompt: &str,
         params: GenParams,
-        on_token: &mut dyn FnMut(&str),
+        on_token: &mut dyn FnMut(Stream<'_>),
         cancel: &AtomicBool,
     ) -> Result<Generation, BrainError> {
         let stop = Arc::new(AtomicBool::new(cancel.load(Ordering::Relaxed)));
@@ -296,8 +298,12 @@ impl ModelHandle {
             .map_err(|_| BrainError::Generation("the decoder thread has stopped".into()))?;
         loop {
             match inbox.recv_timeout(Duration::from_millis(5)) {
+                Ok(Event::Prefill { done, total, reused }) => {
+                    on_token(Stream::Prefill { done, total, reused });
+                    let _ = ack.send(());
+                }
                 Ok(Event::Piece(piece)) => {
-                    on_token(&piece);
+                    on_token(Stream::Text(&piece));
                     if cancel.load(Ordering::Relaxed) {
                         stop.store(true, Ordering::Relaxed);
                     }
@@ -346,9 +352,9 @@ impl Decoder {
         while let Ok(request) = inbox.recv() {
             match request {
                 Request::Generate { prompt, params, events, acks, cancel } => {
-                    let mut emit = |piece: String| {
+                    let mut emit = |event: Event| {
                         // The caller went away: nobody wants the rest.
-                        if events.send(Event::Piece(piece)).is_err() || acks.recv().is_err() {
+                        if events.send(event).is_err() || acks.recv().is_err() {
                             cancel.store(true, Ordering::Relaxed);
                         }
                     };
@@ -400,7 +406,7 @@ impl Decoder {
         &mut self,
         prompt: &str,
         mut params: GenParams,
-        emit: &mut dyn FnMut(String),
+        emit: &mut dyn FnMut(Event),
         cancel: &AtomicBool,
     ) -> Result<Generation, BrainError> {
         let started = Instant::now();
@@ -423,11 +429,16 @@ impl Decoder {
         let fresh = tokens.get(reused..).unwrap_or_default();
         let chunk = self.lm.max_chunk().unwrap_or(fresh.len()).max(1);
         let mut logits = None;
+        let total = tokens.len();
+        if !fresh.is_empty() {
+            emit(Event::Prefill { done: reused, total, reused });
+        }
         for part in fresh.chunks(chunk) {
             if cancel.load(Ordering::Relaxed) {
                 break;
             }
             logits = Some(self.forward(part)?);
+            emit(Event::Prefill { done: self.cached.len(), total, reused });
         }
         stats.prefill_ms = ms_since(started);
         stats.prefill_tok_s = per_second(self.cached.len().saturating_sub(reused), stats.prefill_ms);
@@ -477,7 +488,7 @@ impl Decoder {
             }
             if let Some(piece) = stream.push(&shared.tokenizer, token)? {
                 text.push_str(&piece);
-                emit(piece);
+                emit(Event::Piece(piece));
             }
             if params.constraint.as_ref().is_some_and(|c| c.is_finished()) {
                 stop = StopKind::Constraint;
@@ -491,7 +502,7 @@ impl Decoder {
         }
         if let Some(rest) = stream.finish(&shared.tokenizer)? {
             text.push_str(&rest);
-            emit(rest);
+            emit(Event::Piece(rest));
         }
         stats.generated_tokens = generated.len();
         stats.decode_ms = ms_since(decode_started);

@@ -13,8 +13,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{Brain, BrainError, Decision, DecisionRequest, DecisionStatus, Profile, TokenSink};
-use crate::protocol::{AiMessage, Args, DecisionStats, Message, Phase, Plan, PlanStep, ToolCall, ToolStatus};
+use super::{Brain, BrainError, Decision, DecisionRequest, Profile, TokenSink};
+use crate::protocol::{
+    AiMessage, Args, DecisionReport, DecisionStats, Message, Phase, Plan, PlanStep, Stream, ToolCall, ToolStatus,
+};
 
 pub struct MockBrain {
     profile: Profile,
@@ -50,21 +52,15 @@ impl Brain for MockBrain {
             Some(plan) => serde_json::to_string(plan).unwrap_or_default(),
             None => serde_json::to_string(&ai).unwrap_or_default(),
         };
-        on_token(&raw);
+        on_token(Stream::Text(&raw));
         let latency_ms = started.elapsed().as_secs_f64() * 1e3;
-        Ok(Decision {
-            ai,
-            status: DecisionStatus::Success,
-            error: None,
-            raw_output: raw,
-            prompt: String::new(),
-            plan,
-            reasoning: None,
-            stats: DecisionStats { latency_ms, ..DecisionStats::default() },
-            warnings: Vec::new(),
+        // No model decoded: the report says so (no decoding, no token speeds).
+        let report = DecisionReport {
             format: Some("mock".into()),
-            attempts: 1,
-        })
+            stats: DecisionStats { latency_ms, ..DecisionStats::default() },
+            ..DecisionReport::new(&self.profile.name, request.phase, request.tool_calling, None)
+        };
+        Ok(Decision { ai, raw_output: raw, prompt: String::new(), plan, report })
     }
 }
 

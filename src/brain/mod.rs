@@ -23,8 +23,9 @@ use std::sync::atomic::AtomicBool;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::protocol::{AiMessage, DecisionStats, Message, Phase, Plan, ToolCalling};
-pub use config::{Backend, Decoding, Exclusivity, ModelConfig, Profile};
+use crate::protocol::{AiMessage, DecisionReport, Message, Phase, Plan, ToolCalling};
+pub use crate::protocol::{DecisionStatus, Decoding, Stream};
+pub use config::{Backend, Exclusivity, ModelConfig, Profile};
 
 /// One decision to make.
 #[derive(Clone, Debug)]
@@ -39,40 +40,23 @@ pub struct DecisionRequest {
     pub decoding: Option<Decoding>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DecisionStatus {
-    /// The output parsed into a valid decision.
-    Success,
-    /// The output could not be parsed; `ai` holds the raw text as content.
-    Invalid,
-}
-
 /// What a brain answers.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Decision {
     pub ai: AiMessage,
-    pub status: DecisionStatus,
-    /// Why the output was invalid, or what was repaired.
-    pub error: Option<String>,
     /// The model's raw text (the last attempt's when it retried).
     pub raw_output: String,
     /// The rendered prompt the model saw.
     pub prompt: String,
     /// In the plan phase, the plan.
     pub plan: Option<Plan>,
-    /// `<think>...</think>` text, kept apart from the answer.
-    pub reasoning: Option<String>,
-    pub stats: DecisionStats,
-    pub warnings: Vec<String>,
-    /// Which parser recognised the output (`strict_json`, `hermes`, ...).
-    pub format: Option<String>,
-    pub attempts: usize,
+    /// How it was made: phase, way, decoding, format, status, stats, warnings.
+    pub report: DecisionReport,
 }
 
 impl Decision {
     pub fn valid(&self) -> bool {
-        self.status == DecisionStatus::Success
+        self.report.valid()
     }
 }
 
@@ -110,15 +94,15 @@ pub fn make_brain(profile: &Profile) -> Result<Box<dyn Brain>, BrainError> {
     }
 }
 
-/// Receives each decoded piece of text as it is produced.
-pub type TokenSink<'a> = &'a mut dyn FnMut(&str);
+/// Receives the prompt's reading progress and each decoded piece of text as they come.
+pub type TokenSink<'a> = &'a mut dyn FnMut(Stream<'_>);
 
 pub trait Brain: Send {
     /// The profile this brain runs.
     fn profile(&self) -> &Profile;
 
-    /// Makes one decision. Streams text to `on_token`; stops within one token once
-    /// `cancel` is set.
+    /// Makes one decision. Streams prefill progress and text to `on_token`; stops within
+    /// one token (or one prefill chunk) once `cancel` is set.
     fn decide(
         &mut self,
         request: &DecisionRequest,

@@ -265,7 +265,7 @@ impl Observer for FileObserver {
         let profile = &job.setting.profile.name;
         match decision {
             Some(decision) => {
-                write_json(&dir.join("raw_model_output.json"), &raw_record(decision, job.request, profile, self.mode.as_str()))?;
+                write_json(&dir.join("raw_model_output.json"), &raw_record(decision, self.mode.as_str()))?;
                 write_json(&dir.join("ai_message.json"), &decision.ai.to_json())?;
             }
             None => {

@@ -127,8 +127,9 @@ impl Printer {
                     self.streaming = true;
                 }
             }
-            Event::Decided { ai, stats, warnings, .. } => {
-                for w in warnings {
+            Event::Decided { ai, report, .. } => {
+                let stats = &report.stats;
+                for w in &report.warnings {
                     eprintln!("warning: {w}");
                 }
                 if ai.tool_calls.is_empty() {
@@ -168,7 +169,11 @@ impl Printer {
             Event::Finished { reason } => println!("\n{}", reason.describe()),
             Event::Error { message } => eprintln!("error: {}", super::shorten(message)),
             Event::Paused { what, .. } => eprintln!("paused before {what}"),
-            Event::MessageAppended { .. } | Event::StepState { .. } | Event::ToolStarted { .. } | Event::Settings(_) => {}
+            Event::MessageAppended { .. }
+            | Event::Prefill { .. }
+            | Event::StepState { .. }
+            | Event::ToolStarted { .. }
+            | Event::Settings(_) => {}
         }
     }
 }

@@ -83,47 +83,41 @@ pub fn run(args: DecideArgs) -> Result<ExitCode> {
         return Ok(interrupt.exit("the decision was stopped; no output was written"));
     }
     let decision = decided?;
-    write_outputs(&args.outdir, &decision, &request, &profile.name, args.mode)?;
+    write_outputs(&args.outdir, &decision, args.mode)?;
     println!("{}", serde_json::to_string_pretty(&decision.ai.to_json())?);
     if interrupt.received() {
         return Ok(interrupt.exit("after writing both output files; nothing half-written"));
     }
     if !decision.valid() {
-        eprintln!("error: the model output did not parse: {}", decision.error.as_deref().unwrap_or("unknown reason"));
+        eprintln!("error: the decision is invalid: {}", decision.report.error.as_deref().unwrap_or("unknown reason"));
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The `raw_model_output.json` record of one decision.
-pub fn raw_record(decision: &Decision, request: &DecisionRequest, profile: &str, mode: &str) -> Value {
-    json!({
+/// The `raw_model_output.json` record of one decision: the raw text, the prompt and the
+/// plan, with every field of the brain's report (phase, way, decoding, format, status...).
+pub fn raw_record(decision: &Decision, mode: &str) -> Value {
+    let mut record = json!({
         "raw_text": decision.raw_output,
-        "status": decision.status,
-        "error": decision.error,
-        "format": decision.format,
         "mode": mode,
-        "phase": request.phase,
-        "tool_calling": request.tool_calling,
-        "decoding": request.decoding,
-        "profile": profile,
-        "stats": decision.stats,
-        "attempts": decision.attempts,
-        "warnings": decision.warnings,
-        "reasoning": decision.reasoning,
         "plan": decision.plan,
         "prompt": decision.prompt,
-    })
+    });
+    if let (Some(record), Ok(Value::Object(report))) = (record.as_object_mut(), serde_json::to_value(&decision.report)) {
+        record.extend(report);
+    }
+    record
 }
 
-fn write_outputs(outdir: &Path, decision: &Decision, request: &DecisionRequest, profile: &str, mode: DecideMode) -> Result<()> {
+fn write_outputs(outdir: &Path, decision: &Decision, mode: DecideMode) -> Result<()> {
     std::fs::create_dir_all(outdir).with_context(|| format!("{}: cannot create", outdir.display()))?;
     let mode = match mode {
         DecideMode::Mock => "mock",
         DecideMode::PromptJson => "prompt_json",
         DecideMode::PlanExecute => "plan_execute",
     };
-    write_json(&outdir.join("raw_model_output.json"), &raw_record(decision, request, profile, mode))?;
+    write_json(&outdir.join("raw_model_output.json"), &raw_record(decision, mode))?;
     write_json(&outdir.join("ai_message.json"), &decision.ai.to_json())
 }
 

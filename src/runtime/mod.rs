@@ -13,7 +13,8 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use crate::brain::{Brain, Decision, DecisionRequest, Exclusivity};
 use crate::memory::{HistoryEntry, Memory};
 use crate::protocol::{
-    AgentMode, AiMessage, Event, Message, Phase, Plan, StepState, StopReason, ToolCall, ToolCalling, ToolStatus,
+    AgentMode, AiMessage, Event, Message, Phase, Plan, StepState, StopReason, Stream, ToolCall, ToolCalling,
+    ToolStatus,
 };
 use crate::tools::ToolLayer;
 
@@ -217,7 +218,10 @@ impl Run<'_> {
         let cancel = self.cancel.clone();
         let joined = tokio::task::spawn_blocking(move || {
             let mut brain = brain.lock().map_err(|_| crate::brain::BrainError::Other("brain lock poisoned".into()))?;
-            let mut sink = |text: &str| events.emit(Event::Token { text: text.to_string() });
+            let mut sink = |piece: Stream<'_>| match piece {
+                Stream::Text(text) => events.emit(Event::Token { text: text.to_string() }),
+                Stream::Prefill { done, total, reused } => events.emit(Event::Prefill { done, total, reused }),
+            };
             brain.decide(&request, &mut sink, &cancel)
         })
         .await;
@@ -228,11 +232,17 @@ impl Run<'_> {
                     turn,
                     ai: decision.ai.clone(),
                     raw: decision.raw_output.clone(),
-                    stats: decision.stats.clone(),
-                    warnings: decision.warnings.clone(),
+                    report: decision.report.clone(),
                 });
                 if self.cancel.load(Ordering::SeqCst) {
                     return Err(StopReason::Cancelled);
+                }
+                // An invalid decision is not acted on: its calls never run, and its text
+                // (often the raw output itself) is not taken as an answer.
+                if !decision.valid() {
+                    let why = decision.report.error.as_deref().unwrap_or("the output broke the answer format");
+                    self.events.emit(Event::Error { message: format!("invalid decision: {why}") });
+                    return Err(StopReason::InvalidDecision);
                 }
                 Ok(decision)
             }

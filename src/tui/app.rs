@@ -18,7 +18,7 @@ use super::export::{self, DecisionRecord, PlanRecord, SessionLog, ToolRunRecord}
 use super::profiles::{ModelFile, ProfileEntry};
 use super::input::InputBox;
 use super::plan::PlanView;
-use super::raw::{RawPane, RawSegment, RawTurn};
+use super::raw::{PrefillProgress, RawPane, RawSegment, RawTurn};
 use super::tools::{CallState, ToolsPane};
 use crate::brain::Decoding;
 use crate::protocol::{AgentMode, Command, Event, Message, Settings, StopReason};
@@ -359,32 +359,35 @@ impl App {
                     turn.push(&text);
                 }
             }
-            Event::Decided { turn, ai, raw, stats, warnings } => {
+            Event::Prefill { done, total, reused } => {
+                if let Some(turn) = self.raw.current_mut() {
+                    let first = turn.prefill.map_or((done, self.now), |p| p.first);
+                    turn.prefill = Some(PrefillProgress { done, total, reused, first, at: self.now });
+                }
+            }
+            Event::Decided { turn, ai, raw, report } => {
                 self.run.thinking = false;
+                let (stats, warnings) = (report.stats.clone(), report.warnings.clone());
                 if let Some(current) = self.raw.current_mut() {
                     if current.is_empty() {
                         current.set_text(&raw);
                     }
-                    // A brain without a grammar (the mock) decoded freely, whatever was asked.
-                    if !super::raw::grammar_applied(&stats) {
-                        current.decoding = Decoding::Free;
-                    }
                     current.stats = Some(stats.clone());
                     current.warnings = warnings.clone();
+                    // What the brain says it did, not what the screen asked for.
+                    current.phase = report.phase;
+                    current.tool_calling = report.tool_calling;
+                    // What the brain did: a brain that decoded nothing (the mock) masked nothing.
+                    current.decoding = report.decoding.unwrap_or(Decoding::Free);
                 }
-                let (phase, tool_calling, decoding) = self
-                    .raw
-                    .current()
-                    .map_or((crate::protocol::Phase::React, self.settings.tool_calling, self.confirmed.decoding), |t| {
-                        (t.phase, t.tool_calling, t.decoding)
-                    });
+                // No decoding reported: no model decoded (the mock), so nothing was masked.
+                let decoding = report.decoding.unwrap_or(Decoding::Free);
                 if let Some(q) = self.log.current() {
-                    let profile = q.profile.clone();
                     q.decisions.push(DecisionRecord {
                         turn,
-                        profile,
-                        phase,
-                        tool_calling,
+                        profile: report.profile.clone(),
+                        phase: report.phase,
+                        tool_calling: report.tool_calling,
                         decoding,
                         ai,
                         raw,

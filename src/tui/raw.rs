@@ -39,8 +39,42 @@ pub struct RawTurn {
     pub streamed_tokens: usize,
     pub stats: Option<DecisionStats>,
     pub warnings: Vec<String>,
+    /// Reading the prompt: the latest progress and the first one seen (for the rate).
+    pub prefill: Option<PrefillProgress>,
     /// Wrapped committed lines for one width: (width, lines covered, rendered lines).
     cache: RefCell<Option<(usize, usize, Vec<Line<'static>>)>>,
+}
+
+/// How far a decision's prompt has been read.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PrefillProgress {
+    pub done: usize,
+    pub total: usize,
+    pub reused: usize,
+    /// The first progress of this prefill: where the rate is measured from.
+    pub first: (usize, std::time::Instant),
+    pub at: std::time::Instant,
+}
+
+impl PrefillProgress {
+    /// `reading prompt 512/951 tok (53%) · reused 3 · ~4 s left`; the estimate appears once
+    /// a chunk has been read.
+    pub fn describe(&self) -> String {
+        let fresh = self.total.saturating_sub(self.reused).max(1);
+        let percent = (self.done.saturating_sub(self.reused) * 100) / fresh;
+        let mut text = format!("reading prompt {}/{} tok ({percent}%)", self.done, self.total);
+        if self.reused > 0 {
+            text.push_str(&format!(" · reused {}", self.reused));
+        }
+        let (first_done, first_at) = self.first;
+        let seconds = self.at.duration_since(first_at).as_secs_f64();
+        let read = self.done.saturating_sub(first_done);
+        if read > 0 && seconds > 0.0 && self.done < self.total {
+            let left = (self.total - self.done) as f64 / (read as f64 / seconds);
+            text.push_str(&format!(" · ~{left:.0} s left"));
+        }
+        text
+    }
 }
 
 impl RawTurn {
@@ -53,6 +87,7 @@ impl RawTurn {
             committed: Vec::new(),
             partial: String::new(),
             streamed_tokens: 0,
+            prefill: None,
             stats: None,
             warnings: Vec::new(),
             cache: RefCell::new(None),

@@ -254,7 +254,10 @@ fn draw_raw(app: &App, frame: &mut Frame, area: Rect, tab: Option<ActivityTab>) 
     };
     let bottom = current.map(|turn| {
         let text = match (&turn.stats, app.run.thinking) {
-            (_, true) => format!(" {} streaming · {} tok ", spinner(app), turn.streamed_tokens),
+            (_, true) => match turn.prefill {
+                Some(prefill) if turn.streamed_tokens == 0 => format!(" {} {} ", spinner(app), prefill.describe()),
+                _ => format!(" {} streaming · {} tok ", spinner(app), turn.streamed_tokens),
+            },
             (Some(stats), false) => format!(
                 " prompt {} · reused {} · gen {}{} ",
                 stats.prompt_tokens,

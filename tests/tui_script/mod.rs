@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use b4_agent::protocol::{
-    AgentMode, AiMessage, DecisionStats, Event, Message, Phase, Plan, PlanStep, Settings, StepState, StopReason,
+    AgentMode, AiMessage, DecisionReport, DecisionStats, Event, Message, Phase, Plan, PlanStep, Settings, StepState, StopReason,
     ToolCall, ToolCalling, ToolMessage,
 };
 use b4_agent::brain::Decoding;
@@ -150,7 +150,7 @@ pub fn react(upto: React) -> Vec<Event> {
         turn: 1,
         ai: ai.clone(),
         raw: REACT_RAW_1.into(),
-        stats: DecisionStats {
+        report: report(Phase::React, ToolCalling::PromptJson, DecisionStats {
             prompt_tokens: 812,
             reused_tokens: 0,
             generated_tokens: 71,
@@ -160,8 +160,7 @@ pub fn react(upto: React) -> Vec<Event> {
             decode_tok_s: 33.8,
             latency_ms: 3050.0,
             ..DecisionStats::default()
-        },
-        warnings: vec![],
+        }, vec![]),
     });
     ev.push(Event::MessageAppended { message: Message::Assistant(ai) });
     ev.push(Event::ToolStarted { call: reader.clone() });
@@ -186,7 +185,7 @@ pub fn react(upto: React) -> Vec<Event> {
         turn: 2,
         ai: AiMessage::answer(REACT_ANSWER),
         raw: raw.clone(),
-        stats: DecisionStats {
+        report: report(Phase::React, ToolCalling::PromptJson, DecisionStats {
             prompt_tokens: 1004,
             reused_tokens: 883,
             generated_tokens: 38,
@@ -196,8 +195,7 @@ pub fn react(upto: React) -> Vec<Event> {
             decode_tok_s: 35.2,
             latency_ms: 1240.0,
             ..DecisionStats::default()
-        },
-        warnings: vec![],
+        }, vec![]),
     });
     ev.push(Event::MessageAppended { message: Message::Assistant(AiMessage::answer(REACT_ANSWER)) });
     ev.push(Event::FinalAnswer { content: REACT_ANSWER.into() });
@@ -271,7 +269,7 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
         turn: 1,
         ai: AiMessage::default(),
         raw: PLAN_RAW.into(),
-        stats: DecisionStats {
+        report: report(Phase::Plan, ToolCalling::PromptJson, DecisionStats {
             prompt_tokens: 904,
             reused_tokens: 0,
             generated_tokens: 164,
@@ -281,8 +279,7 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
             decode_tok_s: 33.5,
             latency_ms: 6000.0,
             ..DecisionStats::default()
-        },
-        warnings: vec!["plan: added missing ids".into()],
+        }, vec!["plan: added missing ids".into()]),
     });
     ev.push(Event::PlanCreated { plan });
     // The runtime's order: every step pending, the plan's calls as one assistant message,
@@ -344,7 +341,7 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
         turn: 2,
         ai: AiMessage::answer(PLAN_ANSWER),
         raw,
-        stats: DecisionStats {
+        report: report_with(Phase::Step, ToolCalling::Builtin, Decoding::Constrained, DecisionStats {
             prompt_tokens: 1320,
             reused_tokens: 1068,
             generated_tokens: 61,
@@ -355,11 +352,30 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
             latency_ms: 2110.0,
             mask_ms: 54.9,
             grammar_ms: 42.0,
-        },
-        warnings: vec![],
+        }, vec![]),
     });
     ev.push(Event::MessageAppended { message: Message::Assistant(AiMessage::answer(PLAN_ANSWER)) });
     ev.push(Event::FinalAnswer { content: PLAN_ANSWER.into() });
     ev.push(Event::Finished { reason: StopReason::FinalAnswer });
     ev
+}
+
+/// The brain's report of a decision made by the 0.5B with free decoding.
+fn report(phase: Phase, tool_calling: ToolCalling, stats: DecisionStats, warnings: Vec<String>) -> DecisionReport {
+    report_with(phase, tool_calling, Decoding::Free, stats, warnings)
+}
+
+fn report_with(
+    phase: Phase,
+    tool_calling: ToolCalling,
+    decoding: Decoding,
+    stats: DecisionStats,
+    warnings: Vec<String>,
+) -> DecisionReport {
+    DecisionReport {
+        format: Some("strict_json".into()),
+        stats,
+        warnings,
+        ..DecisionReport::new("qwen-0.5b", phase, tool_calling, Some(decoding))
+    }
 }

@@ -48,7 +48,11 @@ fn bytes_only() -> Option<Box<dyn TokenConstraint + Send>> {
 fn run(handle: &ModelHandle, prompt: &str, params: GenParams) -> (Generation, Vec<String>) {
     let mut pieces = Vec::new();
     let never = AtomicBool::new(false);
-    let generation = handle.generate(prompt, params, &mut |p| pieces.push(p.to_string()), &never).unwrap();
+    let generation = handle.generate(prompt, params, &mut |p| {
+        if let Stream::Text(text) = p {
+            pieces.push(text.to_string())
+        }
+    }, &never).unwrap();
     (generation, pieces)
 }
 
@@ -129,9 +133,11 @@ fn cancel_stops_within_one_token() {
         .generate(
             "hello",
             GenParams { constraint: bytes_only(), ..params(50) },
-            &mut |_| {
-                seen += 1;
-                cancel.store(true, Ordering::Relaxed);
+            &mut |piece| {
+                if let Stream::Text(_) = piece {
+                    seen += 1;
+                    cancel.store(true, Ordering::Relaxed);
+                }
             },
             &cancel,
         )
@@ -220,4 +226,40 @@ fn loading_the_same_profile_twice_returns_the_running_model() {
     // Same decoder thread: it already holds the first call's tokens.
     assert_eq!(second.cached_tokens().unwrap(), first.cached_tokens().unwrap());
     assert!(second.load_ms() > 0.0);
+}
+
+#[test]
+fn prefill_progress_is_streamed_chunk_by_chunk_and_counts_reused_tokens() {
+    let (_dir, handle) = tiny();
+    let never = AtomicBool::new(false);
+    let prefill = |prompt: &str| {
+        let mut seen = Vec::new();
+        let params = GenParams { max_input_tokens: 5_000, ..params(1) };
+        handle
+            .generate(
+                prompt,
+                params,
+                &mut |piece| {
+                    if let Stream::Prefill { done, total, reused } = piece {
+                        seen.push((done, total, reused));
+                    }
+                },
+                &never,
+            )
+            .unwrap();
+        seen
+    };
+    // The tiny model's context (256) holds one 256-token chunk: a report before it and one
+    // after it (longer prompts report after each chunk).
+    let prompt = "<|im_start|>user\n".to_string() + &"read the prompt ".repeat(10);
+    let total = handle.token_count(&prompt).unwrap();
+    assert!(total > 50 && total < 200, "{total}");
+    assert_eq!(prefill(&prompt), [(0, total, 0), (total, total, 0)]);
+    // The next prompt shares that prefix: only the new tokens are read.
+    let longer = prompt.clone() + "and a little more";
+    let longer_total = handle.token_count(&longer).unwrap();
+    let seen = prefill(&longer);
+    let reused = seen.first().map(|s| s.2).unwrap_or_default();
+    assert!(reused > total / 2, "{seen:?}");
+    assert_eq!(seen.last(), Some(&(longer_total, longer_total, reused)));
 }
