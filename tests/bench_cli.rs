@@ -227,7 +227,9 @@ fn several_profiles_and_both_decodings_make_a_grid_of_settings() {
         ]
     );
     let raw = read_json(&dir.path().join("out/mock-b-builtin-constrained/calc/raw_model_output.json"));
-    assert_eq!((&raw["decoding"], &raw["tool_calling"], &raw["profile"]), (&json!("constrained"), &json!("builtin"), &json!("mock-b")));
+    // The record says what the brain did: the mock decodes nothing, whatever the setting
+    // asked (the setting's name and the report carry the request).
+    assert_eq!((&raw["decoding"], &raw["tool_calling"], &raw["profile"]), (&Value::Null, &json!("builtin"), &json!("mock-b")));
     let md = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
     assert!(md.contains("| profile | Mock A | Mock A | mock-b | mock-b |"), "{md}");
 }
