@@ -7,10 +7,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use b4_agent::brain::mock::MockBrain;
-use b4_agent::brain::{Backend, Brain, BrainError, Decision, DecisionRequest, DecisionStatus, Exclusivity, Profile, Stream, TokenSink};
+use b4_agent::brain::{
+    Backend, Brain, BrainError, Decision, DecisionRequest, DecisionStatus, Decoding, Exclusivity, Profile, Stream, TokenSink,
+};
 use b4_agent::memory::Memory;
 use b4_agent::protocol::{
-    AgentMode, AiMessage, DecisionReport, Event, Message, Phase, StepState, StopReason, ToolCall, ToolCalling, ToolStatus,
+    AgentMode, AiMessage, DecisionReport, Event, Settings, Message, Phase, StepState, StopReason, ToolCall, ToolCalling, ToolStatus,
 };
 use b4_agent::runtime::{Events, Outcome, Run, SharedBrain, StepGate};
 use b4_agent::skills::{self, Workspace};
@@ -85,8 +87,13 @@ fn harness<'a>(fx: &'a Fixture, brain: Box<dyn Brain>, mode: AgentMode, max_turn
         cancel: Arc::new(AtomicBool::new(false)),
         gate: Arc::new(StepGate::new(false)),
         mode,
-        tool_calling: Arc::new(Mutex::new(ToolCalling::PromptJson)),
-        decoding: Arc::new(Mutex::new(None)),
+        settings: Arc::new(Mutex::new(Settings {
+            profile: "scripted".into(),
+            mode,
+            tool_calling: ToolCalling::PromptJson,
+            step_mode: false,
+            decoding: Decoding::Free,
+        })),
         exclusivity: Exclusivity::ContentWins,
         max_turns,
         memory_budget: 2000,
@@ -281,7 +288,7 @@ async fn a_failed_step_is_marked_and_the_mock_reports_the_failure() {
 struct DecodingRecorder {
     profile: Profile,
     seen: Arc<Mutex<Vec<Option<b4_agent::brain::Decoding>>>>,
-    switch: Arc<Mutex<Option<b4_agent::brain::Decoding>>>,
+    switch: Arc<Mutex<Settings>>,
 }
 
 impl Brain for DecodingRecorder {
@@ -292,7 +299,7 @@ impl Brain for DecodingRecorder {
         let mut seen = self.seen.lock().unwrap();
         seen.push(request.decoding);
         let ai = if seen.len() == 1 {
-            *self.switch.lock().unwrap() = Some(b4_agent::brain::Decoding::Constrained);
+            self.switch.lock().unwrap().decoding = b4_agent::brain::Decoding::Constrained;
             AiMessage::calls(vec![call("calculator", json!({"expression": "2 + 2"}))])
         } else {
             AiMessage::answer("4")
@@ -306,14 +313,15 @@ async fn the_decoding_setting_is_read_before_every_decision() {
     use b4_agent::brain::Decoding;
     let fx = fixture();
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let decoding = Arc::new(Mutex::new(Some(Decoding::Free)));
+    let (brain, _) = scripted(vec![]);
+    let settings = harness(&fx, brain, AgentMode::React, 4).run.settings;
     let brain = DecodingRecorder {
         profile: Profile { name: "recorder".into(), backend: Backend::Mock, ..Default::default() },
         seen: seen.clone(),
-        switch: decoding.clone(),
+        switch: settings.clone(),
     };
     let mut h = harness(&fx, Box::new(brain), AgentMode::React, 4);
-    h.run.decoding = decoding;
+    h.run.settings = settings;
     let outcome = h.run.ask(&mut Vec::new(), "2 + 2?").await;
     assert_eq!(outcome.reason, StopReason::FinalAnswer);
     assert_eq!(*seen.lock().unwrap(), vec![Some(Decoding::Free), Some(Decoding::Constrained)]);

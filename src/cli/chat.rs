@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::interrupt::Interrupt;
 use super::{ModelOpts, WorkspaceOpt};
-use crate::protocol::{AgentMode, Command, Event, Settings, StopReason, ToolStatus};
+use crate::protocol::{AgentMode, Command, Event, StopReason, ToolStatus};
 use crate::runtime::engine::{self, EngineConfig};
 
 #[derive(clap::Args, Debug)]
@@ -40,21 +40,7 @@ pub fn run(args: ChatArgs) -> Result<ExitCode> {
     super::ensure_model(&profile)?;
     let workspace = args.workspace.open()?;
     let memory_dir = (!args.no_memory).then(|| workspace.root.join("memory"));
-    let settings = Settings {
-        profile: profile.name.clone(),
-        mode: args.mode,
-        tool_calling: args.model.tool_calling.unwrap_or(config.tool_calling.mode),
-        decoding: args.model.decoding.unwrap_or(profile.decoding),
-        step_mode: false,
-    };
-    let mut config = config;
-    // The engine finds profiles by name; the default `model:` section is one too.
-    config.models.entry(profile.name.clone()).or_insert_with(|| profile.clone());
-    if let Some(decoding) = args.model.decoding {
-        for p in config.models.values_mut() {
-            p.decoding = decoding;
-        }
-    }
+    let (config, settings) = super::session(config, &profile, &args.model, args.mode, false);
     let rt = super::tokio_runtime()?;
     let mut handle = {
         let _entered = rt.enter();

@@ -101,6 +101,33 @@ pub fn load_config(path: Option<&Path>) -> Result<ModelConfig> {
     Ok(config)
 }
 
+/// The settings a session starts with and the config its engine runs on, built once for
+/// `b4 chat` and `b4 tui` from the chosen profile and the command line: the way of passing
+/// tools and the decoding given there win over the config's; the engine finds profiles by
+/// name, so the default `model:` section becomes one too.
+pub fn session(
+    mut config: ModelConfig,
+    profile: &crate::brain::Profile,
+    model: &ModelOpts,
+    mode: crate::protocol::AgentMode,
+    step_mode: bool,
+) -> (ModelConfig, crate::protocol::Settings) {
+    let settings = crate::protocol::Settings {
+        profile: profile.name.clone(),
+        mode,
+        tool_calling: model.tool_calling.unwrap_or(config.tool_calling.mode),
+        decoding: model.decoding.unwrap_or(profile.decoding),
+        step_mode,
+    };
+    config.models.entry(profile.name.clone()).or_insert_with(|| profile.clone());
+    if let Some(decoding) = model.decoding {
+        for p in config.models.values_mut() {
+            p.decoding = decoding;
+        }
+    }
+    (config, settings)
+}
+
 /// The workspace root: `--workspace DIR` or the current directory.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct WorkspaceOpt {

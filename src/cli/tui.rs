@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::{ModelOpts, WorkspaceOpt};
-use crate::protocol::{AgentMode, Settings};
+use crate::protocol::AgentMode;
 use crate::runtime::engine::{self, EngineConfig};
 
 #[derive(clap::Args, Debug, Default)]
@@ -23,24 +23,12 @@ pub struct TuiArgs {
 }
 
 pub fn run(args: TuiArgs) -> Result<ExitCode> {
-    let mut config = args.model.load_config()?;
+    let config = args.model.load_config()?;
     let profile = config.profile(args.model.model_name.as_deref())?;
     super::ensure_model(&profile)?;
     let workspace = args.workspace.open()?;
     let memory_dir = Some(workspace.root.join("memory"));
-    let settings = Settings {
-        profile: profile.name.clone(),
-        mode: args.mode,
-        tool_calling: args.model.tool_calling.unwrap_or(config.tool_calling.mode),
-        decoding: args.model.decoding.unwrap_or(profile.decoding),
-        step_mode: args.step,
-    };
-    config.models.entry(profile.name.clone()).or_insert_with(|| profile.clone());
-    if let Some(decoding) = args.model.decoding {
-        for p in config.models.values_mut() {
-            p.decoding = decoding;
-        }
-    }
+    let (config, settings) = super::session(config, &profile, &args.model, args.mode, args.step);
     let profiles = crate::tui::profiles::entries(&config);
     let rt = super::tokio_runtime()?;
     rt.block_on(async {

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use super::{Events, Run, SharedBrain, StepGate};
-use crate::brain::{make_brain, Decoding, ModelConfig};
+use crate::brain::{make_brain, ModelConfig};
 use crate::memory::Memory;
-use crate::protocol::{Command, Event, Message, Settings, ToolCalling};
+use crate::protocol::{Command, Event, Message, Settings};
 use crate::skills::{self, Workspace};
 use crate::tools::ToolLayer;
 
@@ -54,9 +54,9 @@ struct Engine {
     tools: Arc<ToolLayer>,
     memory: Option<Arc<Memory>>,
     events: Events,
-    settings: Settings,
-    tool_calling: Arc<Mutex<ToolCalling>>,
-    decoding: Arc<Mutex<Option<Decoding>>>,
+    /// The one copy of the settings: commands change it, each decision of a run reads a
+    /// snapshot of it (so F2 or F6 during a run applies to the next decision).
+    settings: Arc<Mutex<Settings>>,
     transcript: Arc<tokio::sync::Mutex<Vec<Message>>>,
     brains: Arc<Mutex<HashMap<String, SharedBrain>>>,
     cancel: Arc<AtomicBool>,
@@ -71,10 +71,8 @@ impl Engine {
             tools: Arc::new(ToolLayer::new(skills::all(), config.workspace, timeout)),
             memory: config.memory_dir.map(|d| Arc::new(Memory::open(d))),
             events,
-            tool_calling: Arc::new(Mutex::new(config.settings.tool_calling)),
-            decoding: Arc::new(Mutex::new(Some(config.settings.decoding))),
             gate: Arc::new(StepGate::new(config.settings.step_mode)),
-            settings: config.settings,
+            settings: Arc::new(Mutex::new(config.settings)),
             config: config.model_config,
             transcript: Arc::new(tokio::sync::Mutex::new(Vec::new())),
             brains: Arc::new(Mutex::new(HashMap::new())),
@@ -88,7 +86,7 @@ impl Engine {
     }
 
     async fn serve(mut self, mut commands: UnboundedReceiver<Command>) {
-        self.events.emit(Event::Settings(self.settings.clone()));
+        self.announce();
         let (loads_tx, mut loads) = unbounded_channel::<LoadDone>();
         loop {
             let command = tokio::select! {
@@ -103,29 +101,13 @@ impl Engine {
             };
             match command {
                 Command::Ask { question } => self.ask(question),
-                Command::SetToolCalling(way) => {
-                    self.settings.tool_calling = way;
-                    if let Ok(mut t) = self.tool_calling.lock() {
-                        *t = way;
-                    }
-                    self.announce();
-                }
-                Command::SetDecoding(decoding) => {
-                    self.settings.decoding = decoding;
-                    if let Ok(mut d) = self.decoding.lock() {
-                        *d = Some(decoding);
-                    }
-                    self.announce();
-                }
-                Command::SetMode(mode) => {
-                    self.settings.mode = mode;
-                    self.announce();
-                }
+                Command::SetToolCalling(way) => self.update(|s| s.tool_calling = way),
+                Command::SetDecoding(decoding) => self.update(|s| s.decoding = decoding),
+                Command::SetMode(mode) => self.update(|s| s.mode = mode),
                 Command::SetProfile(name) => self.set_profile(name, &loads_tx),
                 Command::SetStepMode(on) => {
-                    self.settings.step_mode = on;
                     self.gate.set_enabled(on);
-                    self.announce();
+                    self.update(|s| s.step_mode = on);
                 }
                 Command::Continue => self.gate.release(),
                 Command::Cancel => {
@@ -151,8 +133,22 @@ impl Engine {
         }
     }
 
+    /// The settings now (a copy).
+    fn snapshot(&self) -> Settings {
+        self.settings.lock().map(|s| s.clone()).unwrap_or_else(|poisoned| poisoned.into_inner().clone())
+    }
+
+    /// Changes the settings and tells the screen what they are now.
+    fn update(&self, change: impl FnOnce(&mut Settings)) {
+        match self.settings.lock() {
+            Ok(mut settings) => change(&mut settings),
+            Err(poisoned) => change(&mut poisoned.into_inner()),
+        }
+        self.announce();
+    }
+
     fn announce(&self) {
-        self.events.emit(Event::Settings(self.settings.clone()));
+        self.events.emit(Event::Settings(self.snapshot()));
     }
 
     /// Switches to `name` at once (the status bar shows it loading) and loads it in the
@@ -163,8 +159,8 @@ impl Engine {
             self.events.emit(Event::Error { message: e.to_string() });
             return;
         }
-        let previous = std::mem::replace(&mut self.settings.profile, name.clone());
-        self.announce();
+        let previous = self.snapshot().profile;
+        self.update(|s| s.profile = name.clone());
         let (brains, config, events, loads) = (self.brains.clone(), self.config.clone(), self.events.clone(), loads.clone());
         tokio::spawn(async move {
             let loaded = brain_for(&brains, &config, &name, &events).await;
@@ -182,11 +178,12 @@ impl Engine {
         if done.ok {
             return;
         }
-        if self.settings.profile == done.name {
-            self.settings.profile = done.previous;
-        }
         // Announced even when unchanged: the screen stops showing the load on it.
-        self.announce();
+        self.update(|s| {
+            if s.profile == done.name {
+                s.profile = done.previous;
+            }
+        });
     }
 
     /// Runs `question` after the run before it: a screen that queued a question sends it
@@ -195,9 +192,8 @@ impl Engine {
         let previous = self.running.take().filter(|h| !h.is_finished());
         let (brains, config, events) = (self.brains.clone(), self.config.clone(), self.events.clone());
         let (tools, memory, transcript) = (self.tools.clone(), self.memory.clone(), self.transcript.clone());
-        let (cancel, gate, tool_calling) = (self.cancel.clone(), self.gate.clone(), self.tool_calling.clone());
-        let decoding = self.decoding.clone();
-        let (profile, mode) = (self.settings.profile.clone(), self.settings.mode);
+        let (cancel, gate, settings) = (self.cancel.clone(), self.gate.clone(), self.settings.clone());
+        let Settings { profile, mode, .. } = self.snapshot();
         self.running = Some(tokio::spawn(async move {
             if let Some(previous) = previous {
                 let _ = previous.await;
@@ -221,8 +217,7 @@ impl Engine {
                 cancel,
                 gate,
                 mode,
-                tool_calling,
-                decoding,
+                settings,
                 exclusivity: config.runtime.exclusivity,
                 max_turns: config.runtime.max_turns,
                 memory_budget: MEMORY_BUDGET,

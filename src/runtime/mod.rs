@@ -13,7 +13,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use crate::brain::{Brain, Decision, DecisionRequest, Exclusivity};
 use crate::memory::{HistoryEntry, Memory};
 use crate::protocol::{
-    AgentMode, AiMessage, Event, Message, Phase, Plan, StepState, StopReason, Stream, ToolCall, ToolCalling,
+    AgentMode, AiMessage, Event, Message, Phase, Plan, Settings, StepState, StopReason, Stream, ToolCall,
     ToolStatus,
 };
 use crate::tools::ToolLayer;
@@ -106,10 +106,9 @@ pub struct Run<'a> {
     pub cancel: Arc<AtomicBool>,
     pub gate: Arc<StepGate>,
     pub mode: AgentMode,
-    /// Read before every decision: the screen may switch it between decisions.
-    pub tool_calling: Arc<Mutex<ToolCalling>>,
-    /// Read before every decision like `tool_calling`; `None` keeps the profile's decoding.
-    pub decoding: Arc<Mutex<Option<crate::brain::Decoding>>>,
+    /// The screen's settings, shared with the engine: each decision takes the way of
+    /// passing tools and the decoding from a snapshot taken just before it.
+    pub settings: Arc<Mutex<Settings>>,
     pub exclusivity: Exclusivity,
     pub max_turns: usize,
     /// Memory notes are put into the context within this many characters.
@@ -203,7 +202,8 @@ impl Run<'_> {
         if self.cancel.load(Ordering::SeqCst) {
             return Err(StopReason::Cancelled);
         }
-        let tool_calling = self.tool_calling.lock().map(|t| *t).unwrap_or_default();
+        let settings = self.settings.lock().map(|s| s.clone()).unwrap_or_else(|p| p.into_inner().clone());
+        let tool_calling = settings.tool_calling;
         self.events.emit(Event::TurnStarted { turn, phase, tool_calling });
         let request = DecisionRequest {
             messages: transcript.to_vec(),
@@ -211,7 +211,7 @@ impl Run<'_> {
             phase,
             tool_calling,
             exclusivity: self.exclusivity,
-            decoding: self.decoding.lock().ok().and_then(|d| *d),
+            decoding: Some(settings.decoding),
         };
         let brain = self.brain.clone();
         let events = self.events.clone();
