@@ -20,6 +20,7 @@ import re
 import sys
 from pathlib import Path
 
+sys.dont_write_bytecode = True  # no __pycache__ next to the data
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from functions import FUNCS  # noqa: E402
 from cases_a import MULTIPLE, SIMPLE  # noqa: E402

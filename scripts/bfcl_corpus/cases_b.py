@@ -214,7 +214,7 @@ PM("Convert 72°F to Celsius, 2 cups to ml, and 10 oz to grams.", ["unit.convert
    ("unit.convert_volume", {"value": 2.0, "from_unit": "cup", "to_unit": "ml"}),
    ("unit.convert_weight", {"value": 10.0, "from_unit": "oz", "to_unit": "g"}))
 PM("Integrate x**2 from 0 to 3, and find the derivative of x**2 at x = 3.", ["math.integrate", "math.derivative", "math.evaluate"],
-   ("math.integrate", {"function": "x**2", "lower": 0.0, "upper": 3.0}), ("math.derivative", {"function": "x**2", "x": 3.0}))
+   ("math.integrate", {"function": ["x**2", "x ** 2"], "lower": 0.0, "upper": 3.0}), ("math.derivative", {"function": ["x**2", "x ** 2"], "x": 3.0}))
 PM("求 2, 4, 6, 8 这组数的平均数和中位数。", ["stats.mean", "stats.median", "stats.std_dev"],
    ("stats.mean", {"numbers": [[2, 4, 6, 8]]}), ("stats.median", {"numbers": [[2, 4, 6, 8]]}))
 PM("What's the monthly payment on $25,000 over 5 years at 7%, and the sales tax on a $25,000 car at 6.25%?",
