@@ -12,6 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use b4_agent::bench::{bfcl, BenchCase};
 use serde_json::{json, Value};
 
 fn repo() -> PathBuf {
@@ -91,10 +92,15 @@ fn data(name: &str) -> PathBuf {
 }
 
 /// The value a perfect model would give for a param: the first accepted value that is not
-/// the optional marker `""`, with nested specs `{key: [accepted]}` resolved the same way.
+/// the optional marker `""`, with nested specs `{key: [accepted]}` resolved the same way
+/// (also inside lists, as in a list of column specs).
 fn reference_value(accepted: &[Value]) -> Option<Value> {
     let first = accepted.iter().find(|v| v.as_str() != Some(""))?;
-    Some(match first {
+    Some(resolve_specs(first))
+}
+
+fn resolve_specs(value: &Value) -> Value {
+    match value {
         Value::Object(spec) => Value::Object(
             spec.iter()
                 .filter_map(|(k, options)| {
@@ -103,8 +109,9 @@ fn reference_value(accepted: &[Value]) -> Option<Value> {
                 })
                 .collect(),
         ),
+        Value::Array(items) => Value::Array(items.iter().map(resolve_specs).collect()),
         other => other.clone(),
-    })
+    }
 }
 
 /// Every `enum` in `schema` that `value` reaches holds the value.
@@ -125,28 +132,29 @@ fn check_enums(value: &Value, schema: &Value, path: &str) {
     }
 }
 
-#[test]
-fn our_bfcl_cases_load_with_an_answer_for_every_question_and_cover_each_category() {
-    use b4_agent::bench::{bfcl, score, Expected};
-    use b4_agent::protocol::ToolCall;
-
-    let cases = bfcl::load(&data("questions.json"), Some(&data("answers.json"))).unwrap();
-    let mut per_category: Vec<(String, usize)> = Vec::new();
-    for case in &cases {
-        match per_category.iter_mut().find(|(c, _)| *c == case.category) {
+/// Cases per category, in the order the categories first appear.
+fn per_category(cases: &[BenchCase]) -> Vec<(String, usize)> {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for case in cases {
+        match counts.iter_mut().find(|(c, _)| *c == case.category) {
             Some((_, n)) => *n += 1,
-            None => per_category.push((case.category.clone(), 1)),
+            None => counts.push((case.category.clone(), 1)),
         }
     }
-    let want = [("simple", 5), ("multiple", 3), ("parallel", 2), ("parallel_multiple", 2), ("irrelevance", 2)];
-    assert_eq!(per_category, want.map(|(c, n)| (c.to_string(), n)).to_vec());
+    counts
+}
 
-    let mut chinese_questions = 0;
-    for case in &cases {
-        let question = case.messages[0].text();
-        if question.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) {
-            chinese_questions += 1;
-        }
+fn is_chinese(case: &BenchCase) -> bool {
+    case.messages[0].text().chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
+}
+
+/// Every case has its expectation (no call only for irrelevance), and the answer a
+/// perfect model would give scores correct with values the schema allows.
+fn check_reference_answers(cases: &[BenchCase]) {
+    use b4_agent::bench::{score, Expected};
+    use b4_agent::protocol::ToolCall;
+
+    for case in cases {
         let tools = case.tools.as_deref().unwrap();
         let expected = case.expected.as_ref().unwrap_or_else(|| panic!("{}: no answer", case.id));
         let calls = match expected {
@@ -172,7 +180,68 @@ fn our_bfcl_cases_load_with_an_answer_for_every_question_and_cover_each_category
             check_enums(&Value::Object(call.args.clone()), params, &format!("{}:{}", case.id, call.name));
         }
     }
+}
+
+#[test]
+fn our_bfcl_cases_load_with_an_answer_for_every_question_and_cover_each_category() {
+    let cases = bfcl::load(&data("questions.json"), Some(&data("answers.json"))).unwrap();
+    let want = [("simple", 5), ("multiple", 3), ("parallel", 2), ("parallel_multiple", 2), ("irrelevance", 2)];
+    assert_eq!(per_category(&cases), want.map(|(c, n)| (c.to_string(), n)).to_vec());
+    check_reference_answers(&cases);
+    let chinese_questions = cases.iter().filter(|c| is_chinese(c)).count();
     assert!(chinese_questions >= 5, "{chinese_questions} Chinese questions");
+}
+
+// ---- data/bfcl/{dev,holdout}: the corpus to tune on (dev) and to report (holdout) ----
+
+const CATEGORIES: [&str; 5] = ["simple", "multiple", "parallel", "parallel_multiple", "irrelevance"];
+
+fn split(name: &str) -> Vec<BenchCase> {
+    bfcl::load(&data(&format!("{name}/questions.json")), Some(&data(&format!("{name}/answers.json")))).unwrap()
+}
+
+#[test]
+fn the_dev_and_holdout_splits_are_balanced_disjoint_and_their_answers_score() {
+    let (dev, holdout) = (split("dev"), split("holdout"));
+    for (name, cases, each) in [("dev", &dev, 33), ("holdout", &holdout, 22)] {
+        assert_eq!(per_category(cases), CATEGORIES.map(|c| (c.to_string(), each)).to_vec(), "{name}");
+        check_reference_answers(cases);
+        let chinese = cases.iter().filter(|c| is_chinese(c)).count();
+        assert!(chinese * 3 >= cases.len(), "{name}: {chinese} of {} questions in Chinese", cases.len());
+    }
+    let holdout_percent = holdout.len() * 100 / (dev.len() + holdout.len());
+    assert!((35..=45).contains(&holdout_percent), "holdout is {holdout_percent}% of the corpus");
+
+    // No id and no question is in two places (the 14 cases above included), so the
+    // splits can be merged with each other or with those cases.
+    let seed = bfcl::load(&data("questions.json"), None).unwrap();
+    let mut ids = std::collections::BTreeSet::new();
+    let mut questions = std::collections::BTreeSet::new();
+    for case in dev.iter().chain(&holdout).chain(&seed) {
+        assert!(ids.insert(case.id.clone()), "{}: id used twice", case.id);
+        assert!(questions.insert(case.messages[0].text().trim().to_lowercase()), "{}: question asked twice", case.id);
+    }
+}
+
+#[test]
+fn the_dev_and_holdout_splits_run_in_a_mock_bench() {
+    for (name, each) in [("dev", 33), ("holdout", 22)] {
+        let dir = tempfile::tempdir().unwrap();
+        let questions = data(&format!("{name}/questions.json")).display().to_string();
+        let answers = data(&format!("{name}/answers.json")).display().to_string();
+        let report = bench(dir.path(), &["--bfcl", &questions, "--bfcl-answers", &answers, "--decoding", "constrained"]);
+        let setting = &report["settings"][0];
+        let total = json!(each * CATEGORIES.len());
+        let overall = &setting["overall"];
+        assert_eq!((&overall["decisions"], &overall["valid"], &overall["scored"]), (&total, &total, &total), "{name}");
+        let decisions: Vec<(&str, u64)> = setting["categories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["category"].as_str().unwrap(), c["stats"]["scored"].as_u64().unwrap()))
+            .collect();
+        assert_eq!(decisions, CATEGORIES.map(|c| (c, each as u64)).to_vec(), "{name}");
+    }
 }
 
 #[test]
