@@ -22,5 +22,6 @@ pub mod perf;
 pub mod protocol;
 pub mod runtime;
 pub mod skills;
+pub mod text;
 pub mod tools;
 pub mod tui;

@@ -11,6 +11,7 @@ mod models;
 mod perf;
 mod tui;
 
+use crate::text::elide_middle;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -201,21 +202,8 @@ const MAX_LINE: usize = 2000;
 /// user) cut to its start and end around a `…`, and the whole to at most 2000 characters.
 pub fn shorten(text: &str) -> String {
     let one_line = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
-    let words = one_line.split(' ').map(|w| elide(w, MAX_WORD)).collect::<Vec<_>>().join(" ");
-    elide(&words, MAX_LINE)
-}
-
-/// `text` when it has at most `max` characters, else its head and tail around a `…`.
-fn elide(text: &str, max: usize) -> String {
-    let count = text.chars().count();
-    if count <= max {
-        return text.to_string();
-    }
-    let head = (max - 1) / 2;
-    let tail = max - 1 - head;
-    let start: String = text.chars().take(head).collect();
-    let end: String = text.chars().skip(count - tail).collect();
-    format!("{start}…{end}")
+    let words = one_line.split(' ').map(|w| elide_middle(w, MAX_WORD)).collect::<Vec<_>>().join(" ");
+    elide_middle(&words, MAX_LINE)
 }
 
 #[cfg(test)]

@@ -568,14 +568,7 @@ fn shown_relative(rel: &Path) -> String {
 
 /// A user's path cut to a readable length for an error line (the middle replaced by `…`).
 pub fn short(path: &str) -> String {
-    let count = path.chars().count();
-    if count <= SHOWN_PATH_CHARS {
-        return path.to_string();
-    }
-    let half = SHOWN_PATH_CHARS / 2;
-    let head: String = path.chars().take(half).collect();
-    let tail: String = path.chars().skip(count - half).collect();
-    format!("{head}…{tail}")
+    crate::text::elide_middle(path, SHOWN_PATH_CHARS)
 }
 
 /// cap-std's error for a path that would resolve outside the root.
