@@ -20,7 +20,7 @@ use crate::brain::generate::{ms_since, per_second};
 use crate::brain::model::{load_model, select_device, CausalLm, LoadedModel};
 use crate::brain::prompt::{self, Reminder};
 use crate::brain::BrainError;
-use crate::protocol::{AiMessage, Message, Phase, ToolCall, ToolCalling, ToolMessage};
+use crate::protocol::{AiMessage, Message, Phase, Strategy, ToolCall, ToolCalling, ToolMessage};
 
 /// The llama.cpp side, run with `python3` (or `$B4_PYTHON`).
 const LLAMA_SCRIPT: &str = include_str!("../scripts/llama_cpp_perf.py");
@@ -235,7 +235,7 @@ pub fn build_prompts(model: &LoadedModel, tools: &[Value], prompt_tokens: usize)
 }
 
 fn render_ids(model: &LoadedModel, messages: &[Message], tools: &[Value]) -> Result<Vec<u32>, BrainError> {
-    let input = prompt::build(messages, tools, Phase::React, ToolCalling::PromptJson, Reminder::None);
+    let input = prompt::build(messages, tools, Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None);
     let text = match &model.template {
         Some(template) => template.render(&input.messages, input.tools.as_deref(), true)?,
         None => input.messages.iter().filter_map(|m| m.get("content").and_then(Value::as_str)).collect::<Vec<_>>().join("\n"),

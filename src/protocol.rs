@@ -320,6 +320,30 @@ impl Decoding {
     }
 }
 
+/// How a fresh request's decision is asked of the model under prompt_json (the decision
+/// strategy; `b4 bench --strategy` compares them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
+pub enum Strategy {
+    /// The seeds' envelope, calls first: `{"tool_calls": [...], "content": ""}`.
+    #[default]
+    CallsFirst,
+    /// The request's tasks first, each with the tool that does it or `none`; then exactly
+    /// one call per task with a tool, the tool named by its task (or the answer when no
+    /// task has one).
+    TasksFirst,
+}
+
+impl Strategy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::CallsFirst => "calls_first",
+            Strategy::TasksFirst => "tasks_first",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DecisionStatus {

@@ -84,6 +84,7 @@ fn request(messages: Vec<Message>, phase: Phase, way: ToolCalling, decoding: Dec
         // Content and calls together would be an invalid decision, not a repaired one.
         exclusivity: Exclusivity::Error,
         decoding: Some(decoding),
+        strategy: None,
     }
 }
 

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::case::BenchCase;
 use super::{score, BenchError};
-use crate::brain::{Brain, BrainError, Decision, DecisionRequest, Decoding, Exclusivity, Profile};
+use crate::brain::{Brain, BrainError, Decision, DecisionRequest, Decoding, Exclusivity, Profile, Strategy};
 use crate::protocol::{Phase, Stream, ToolCall, ToolCalling};
 
 /// What each decision is asked for, as `b4 decide --mode` names it.
@@ -62,7 +62,11 @@ impl Setting {
             Decoding::Free => "free",
             Decoding::Constrained => "constrained",
         };
-        let name = format!("{}-{}-{decoding_name}", safe_name(&profile.name), tool_calling.as_str());
+        let mut name = format!("{}-{}-{decoding_name}", safe_name(&profile.name), tool_calling.as_str());
+        // The seeds' strategy is the unnamed one.
+        if profile.strategy != Strategy::CallsFirst {
+            name = format!("{name}-{}", profile.strategy.as_str());
+        }
         Self { name, profile, tool_calling, decoding }
     }
 }
@@ -204,6 +208,7 @@ pub fn run(
                 tool_calling: setting.tool_calling,
                 exclusivity: plan.exclusivity,
                 decoding: Some(setting.decoding),
+                strategy: Some(setting.profile.strategy),
             };
             for run in 1..=repeat {
                 if stop.load(Ordering::SeqCst) {

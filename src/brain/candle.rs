@@ -60,16 +60,24 @@ impl Brain for CandleBrain {
         let mut warnings = Vec::new();
         let mut attempts = 0;
         let mut decoding;
+        let strategy = request.strategy.unwrap_or(self.profile.strategy);
         loop {
             attempts += 1;
-            let input = prompt::build(&request.messages, &request.tools, request.phase, request.tool_calling, reminder);
+            let input = prompt::build(
+                &request.messages,
+                &request.tools,
+                request.phase,
+                request.tool_calling,
+                strategy,
+                reminder,
+            );
             let prompt_text = self.model.render(&input.messages, input.tools.as_deref())?;
             let mut params = self.params();
             decoding = request.decoding.unwrap_or(self.profile.decoding);
             if decoding == Decoding::Constrained {
                 let compiling = Instant::now();
-                match constrain::for_request(&self.model, request) {
-                    Ok(constraint) => params.constraint = Some(Box::new(constraint)),
+                match constrain::for_request(&self.model, request, strategy) {
+                    Ok(constraint) => params.constraint = Some(constraint),
                     Err(e) => {
                         warnings.push(format!("decoded without constraint: {e}"));
                         decoding = Decoding::Free;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{Decoding, ToolCalling};
+use crate::protocol::{Decoding, Strategy, ToolCalling};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -59,6 +59,8 @@ pub struct Profile {
     pub top_p: f64,
     pub seed: u64,
     pub decoding: Decoding,
+    /// How a fresh request's decision is asked (prompt_json): see [`Strategy`].
+    pub strategy: Strategy,
     /// Mock backend only: how long each decision takes, in milliseconds (cancellable), so
     /// cancelling and interrupting can be tried and tested without a model.
     #[serde(skip_serializing_if = "is_zero")]
@@ -87,6 +89,7 @@ impl Default for Profile {
             top_p: 1.0,
             seed: 42,
             decoding: Decoding::Free,
+            strategy: Strategy::default(),
             mock_delay_ms: 0,
         }
     }

@@ -18,15 +18,17 @@
 
 mod grammar;
 mod matcher;
+mod tasks;
 mod vocab;
 
-pub use grammar::{lark, KeyOrder, NativeStyle, Target};
+pub use grammar::{after_tasks_lark, lark, tasks_lark, KeyOrder, NativeStyle, Target, NO_TOOL};
 pub use matcher::GrammarConstraint;
+pub use tasks::{chosen_tools, TasksFirst};
 pub use vocab::TokenSpace;
 
-use super::generate::ModelHandle;
+use super::generate::{ModelHandle, TokenConstraint};
 use super::{BrainError, DecisionRequest};
-use crate::protocol::{Message, Phase, ToolCalling};
+use crate::protocol::{Message, Phase, Strategy, ToolCalling};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConstrainError {
@@ -57,15 +59,31 @@ pub fn target(phase: Phase, way: ToolCalling, style: NativeStyle, after_results:
     }
 }
 
-/// The constraint for one decision of `request` on `model`.
-pub fn for_request(model: &ModelHandle, request: &DecisionRequest) -> Result<GrammarConstraint, ConstrainError> {
+/// The constraint for one decision of `request` on `model` under `strategy`: tasks-first
+/// replaces the calls-first envelope (a fresh prompt_json request); every other form is
+/// one grammar.
+pub fn for_request(
+    model: &ModelHandle,
+    request: &DecisionRequest,
+    strategy: Strategy,
+) -> Result<Box<dyn TokenConstraint + Send>, ConstrainError> {
     let style = model
         .chat_template()
         .map(|t| NativeStyle::of_template(t.source()))
         .unwrap_or(NativeStyle::Hermes);
     let after_results = matches!(request.messages.last(), Some(Message::Tool(_)));
-    let grammar = lark(&request.tools, target(request.phase, request.tool_calling, style, after_results))?;
-    TokenSpace::for_model(model)?.constraint(&grammar)
+    let target = target(request.phase, request.tool_calling, style, after_results);
+    let space = TokenSpace::for_model(model)?;
+    if uses_tasks(target, strategy, &request.tools) {
+        return Ok(Box::new(TasksFirst::new(space, &request.tools)?));
+    }
+    Ok(Box::new(space.constraint(&lark(&request.tools, target)?)?))
+}
+
+/// Whether a decision of this form is asked tasks-first: a fresh envelope decision with
+/// tools to choose from.
+pub fn uses_tasks(target: Target, strategy: Strategy, tools: &[serde_json::Value]) -> bool {
+    strategy == Strategy::TasksFirst && target == Target::Envelope(KeyOrder::CallsFirst) && !tools.is_empty()
 }
 
 #[cfg(test)]

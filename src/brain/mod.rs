@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::protocol::{AiMessage, DecisionReport, Message, Phase, Plan, ToolCalling};
-pub use crate::protocol::{DecisionStatus, Decoding, Stream};
+pub use crate::protocol::{DecisionStatus, Decoding, Strategy, Stream};
 pub use config::{Backend, Exclusivity, ModelConfig, Profile};
 
 /// One decision to make.
@@ -38,6 +38,8 @@ pub struct DecisionRequest {
     pub exclusivity: Exclusivity,
     /// Overrides the profile's decoding when set.
     pub decoding: Option<Decoding>,
+    /// Overrides the profile's decision strategy when set.
+    pub strategy: Option<Strategy>,
 }
 
 /// What a brain answers.

@@ -18,7 +18,9 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::protocol::{AiMessage, Message, Phase, ToolCall, ToolCalling, ToolMessage};
+use super::constrain::NO_TOOL;
+
+use crate::protocol::{AiMessage, Message, Phase, Strategy, ToolCall, ToolCalling, ToolMessage};
 
 /// Which extra reminder ends the prompt.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -63,6 +65,7 @@ pub fn build(
     tools: &[Value],
     phase: Phase,
     way: ToolCalling,
+    strategy: Strategy,
     reminder: Reminder,
 ) -> PromptInput {
     let builtin = way == ToolCalling::Builtin;
@@ -73,7 +76,7 @@ pub fn build(
     let mut out = match (phase, builtin) {
         (Phase::React, true) => native_messages(messages),
         (Phase::React | Phase::Step, _) => {
-            envelope_messages(messages, &envelope_system(tools, listed, builtin))
+            envelope_messages(messages, &envelope_system(tools, listed, builtin, strategy))
         }
         (Phase::Plan, _) => envelope_messages(messages, &plan_system(tools, listed, builtin)),
     };
@@ -120,11 +123,17 @@ with schema A and set \"tool_calls\" to exactly []. Do not repeat the completed 
 }
 
 /// The seeds' envelope prompt (React and Step phases).
-fn envelope_system(tools: &[Value], listed: &[Value], builtin: bool) -> String {
+fn envelope_system(tools: &[Value], listed: &[Value], builtin: bool, strategy: Strategy) -> String {
     let mut text = String::from(ENVELOPE_RULES);
     let example = example_calls(tools);
     if example.is_empty() {
         text.push_str("\nNo tools are available: always answer with schema A.");
+        return text;
+    }
+    if strategy == Strategy::TasksFirst {
+        text.push_str(&tasks_schema_b(&example[0]));
+        text.push_str(use_only(builtin));
+        push_tool_list(&mut text, listed);
         return text;
     }
     // One example call: small models copy a second example call into answers that need
@@ -138,6 +147,22 @@ fn envelope_system(tools: &[Value], listed: &[Value], builtin: bool) -> String {
     text.push_str(use_only(builtin));
     push_tool_list(&mut text, listed);
     text
+}
+
+/// Schema B of the tasks-first envelope: the tasks, each with its tool or "none", then one
+/// call per task with a tool (the grammar holds the model to it).
+fn tasks_schema_b(example: &ToolCall) -> String {
+    let task = json!({"task": "the task in the request's own words", "tool": example.name});
+    let schema_b = json!({"tasks": [task], "tool_calls": [envelope_call(example)], "content": ""});
+    format!(
+        "\nValid schema B (call tools): first list the tasks, one task for each call to make (a request \
+that names several cities, numbers, files or people has one task for each of them), each with the listed \
+tool that does exactly that task, or \"{NO_TOOL}\" when no listed tool does it (a tool for something \
+similar, such as another unit, another kind of date or another action, is not the tool); then one call \
+for each task that has a tool, and content empty:\n{schema_b}\nIf every task is \"{NO_TOOL}\", leave \
+tool_calls empty and answer in content. Take argument values from the request exactly as it states them, \
+in the format the tool's description asks for; leave out optional parameters the request does not give. "
+    )
 }
 
 /// The seeds' plan prompt (Plan phase).
@@ -380,7 +405,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
     #[test]
     fn prompt_json_injects_the_seeds_prompt_merged_with_the_users_system_message() {
         let messages = vec![Message::system("记住：用户叫小王。"), Message::user("阅读 docs/agent_intro.txt")];
-        let built = build(&messages, &tools()[..2], Phase::React, ToolCalling::PromptJson, Reminder::None);
+        let built = build(&messages, &tools()[..2], Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None);
         assert_eq!(
             built,
             PromptInput {
@@ -395,7 +420,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
 
     #[test]
     fn prompt_json_renders_decisions_as_envelopes_and_counts_the_tool_results() {
-        let built = build(&after_two_calls(), &tools()[..2], Phase::React, ToolCalling::PromptJson, Reminder::None);
+        let built = build(&after_two_calls(), &tools()[..2], Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None);
         assert_eq!(
             built,
             PromptInput {
@@ -414,8 +439,8 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
 
     #[test]
     fn the_exclusive_retry_only_appends_a_message() {
-        let first = build(&after_two_calls(), &tools(), Phase::React, ToolCalling::PromptJson, Reminder::None);
-        let retry = build(&after_two_calls(), &tools(), Phase::React, ToolCalling::PromptJson, Reminder::Exclusive);
+        let first = build(&after_two_calls(), &tools(), Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None);
+        let retry = build(&after_two_calls(), &tools(), Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::Exclusive);
         // The retry extends the first prompt, so the model reuses all of it.
         let mut expected = first.messages.clone();
         expected.push(json!({"role": "user", "content": "content and tool_calls are exclusive: either schema A (final answer text and \"tool_calls\":[]) or schema B (\"content\":\"\" and tool calls), never both. Answer again with ONLY one JSON object."}));
@@ -426,7 +451,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
     fn builtin_passes_messages_as_they_are_and_tools_to_the_template() {
         let mut messages = vec![Message::system("You are helpful.")];
         messages.extend(after_two_calls());
-        let built = build(&messages, &tools(), Phase::React, ToolCalling::Builtin, Reminder::None);
+        let built = build(&messages, &tools(), Phase::React, ToolCalling::Builtin, Strategy::CallsFirst, Reminder::None);
         assert_eq!(
             built,
             PromptInput {
@@ -444,7 +469,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
                 tools: Some(tools()),
             }
         );
-        let retry = build(&messages, &tools(), Phase::React, ToolCalling::Builtin, Reminder::Exclusive);
+        let retry = build(&messages, &tools(), Phase::React, ToolCalling::Builtin, Strategy::CallsFirst, Reminder::Exclusive);
         assert_eq!(
             retry.messages.last(),
             Some(&json!({"role": "user", "content": "content and tool calls are exclusive: either answer with the final answer text alone, or call tools with no other text, never both. Answer again."}))
@@ -455,7 +480,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
     #[test]
     fn plan_phase_uses_the_plan_prompt() {
         let messages = vec![Message::user("总结文档并计算 3.14 * 5")];
-        let built = build(&messages, &tools()[..2], Phase::Plan, ToolCalling::PromptJson, Reminder::None);
+        let built = build(&messages, &tools()[..2], Phase::Plan, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None);
         let plan_prompt = format!(
             "You are a local tool agent. First make a plan. Answer ONLY with one JSON object and nothing else:\n\
 {{\"reasoning\":\"why these steps\",\"plan\":[{{\"step\":1,\"description\":\"Read the document\",\"tool_call\":{{\"name\":\"file_reader\",\"args\":{{\"path\":\"docs/agent_intro.txt\",\"max_chars\":2000}}}}}},{{\"step\":2,\"description\":\"Compute the expression\",\"tool_call\":{{\"name\":\"calculator\",\"args\":{{\"expression\":\"2+2\"}}}}}}]}}\n\
@@ -477,7 +502,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
     #[test]
     fn builtin_plan_leaves_the_tool_list_to_the_template() {
         let messages = vec![Message::user("总结文档")];
-        let built = build(&messages, &tools(), Phase::Plan, ToolCalling::Builtin, Reminder::None);
+        let built = build(&messages, &tools(), Phase::Plan, ToolCalling::Builtin, Strategy::CallsFirst, Reminder::None);
         let system = built.messages.first().and_then(|m| m["content"].as_str()).unwrap();
         assert!(system.starts_with("You are a local tool agent. First make a plan."), "{system}");
         assert!(system.ends_with("Use only the given tools, with their parameter names."), "{system}");
@@ -488,8 +513,8 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
     #[test]
     fn step_phase_shares_the_react_system_prompt_and_asks_to_continue_or_finish() {
         for way in [ToolCalling::PromptJson, ToolCalling::Builtin] {
-            let step = build(&after_two_calls(), &tools(), Phase::Step, way, Reminder::None);
-            let react_prompt = build(&after_two_calls()[..1], &tools(), Phase::React, ToolCalling::PromptJson, Reminder::None);
+            let step = build(&after_two_calls(), &tools(), Phase::Step, way, Strategy::CallsFirst, Reminder::None);
+            let react_prompt = build(&after_two_calls()[..1], &tools(), Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None);
             if way == ToolCalling::PromptJson {
                 assert_eq!(step.messages.first(), react_prompt.messages.first());
             }
@@ -508,7 +533,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
     #[test]
     fn the_schema_b_example_only_names_tools_the_model_has() {
         let search = tools().into_iter().filter(|t| t["function"]["name"] == "local_file_search").collect::<Vec<_>>();
-        let built = build(&[Message::user("搜索 Agent")], &search, Phase::React, ToolCalling::PromptJson, Reminder::None);
+        let built = build(&[Message::user("搜索 Agent")], &search, Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None);
         let system = built.messages.first().and_then(|m| m["content"].as_str()).unwrap();
         assert!(
             system.contains(r#"{"content":"","tool_calls":[{"id":"call_001","name":"local_file_search","args":{"query":"..."}}]}"#),
@@ -516,7 +541,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
         );
         assert!(!system.contains("file_reader"), "{system}");
 
-        let none = build(&[Message::user("你好")], &[], Phase::React, ToolCalling::PromptJson, Reminder::None);
+        let none = build(&[Message::user("你好")], &[], Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None);
         assert_eq!(
             none.messages.first(),
             Some(&json!({"role": "system", "content": "You are a local tool agent. Answer ONLY with one JSON object and nothing else.\nValid schema A (final answer, no tools needed):\n{\"content\":\"final answer text\",\"tool_calls\":[]}\nNo tools are available: always answer with schema A."}))
@@ -528,7 +553,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
         let mut messages = after_two_calls();
         messages.push(Message::Assistant(AiMessage::answer("Agent 系统；15.7")));
         messages.push(Message::user("谢谢"));
-        let built = build(&messages, &tools(), Phase::React, ToolCalling::PromptJson, Reminder::None);
+        let built = build(&messages, &tools(), Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None);
         assert_eq!(built.messages.last(), Some(&json!({"role": "user", "content": "谢谢"})));
         assert_eq!(
             built.messages.get(5),

@@ -22,7 +22,7 @@ use super::interrupt::{self, Interrupt};
 use crate::bench::report::{render_markdown, render_table, Outcome, ReportMeta};
 use crate::bench::runner::safe_name;
 use crate::bench::{bfcl, build_report, case, BenchMode, BenchPlan, CaseRecord, Job, Observer, Setting};
-use crate::brain::{make_brain, Backend, Brain, Decision, Decoding, Profile};
+use crate::brain::{make_brain, Backend, Brain, Decision, Decoding, Profile, Strategy};
 use crate::protocol::ToolCalling;
 
 #[derive(clap::Args, Debug)]
@@ -48,6 +48,10 @@ pub struct BenchArgs {
     /// Free or schema-constrained decoding; `both` runs each (default: the profile's).
     #[arg(long, value_enum)]
     pub decoding: Option<DecodingChoice>,
+    /// Decision strategies to compare side by side (several values or comma-separated;
+    /// default: the profile's).
+    #[arg(long, value_enum, num_args = 1.., value_delimiter = ',')]
+    pub strategy: Vec<Strategy>,
     /// Runs of every case per setting; the report gives the per-case agreement.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
@@ -121,9 +125,13 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
             Some(choice) => choice.expand(),
             None => vec![profile.decoding],
         };
-        for tool_calling in &tool_callings {
-            for decoding in &decodings {
-                settings.push(Setting::new(profile.clone(), *tool_calling, *decoding));
+        let strategies = if args.strategy.is_empty() { vec![profile.strategy] } else { args.strategy.clone() };
+        for strategy in &strategies {
+            let profile = Profile { strategy: *strategy, ..profile.clone() };
+            for tool_calling in &tool_callings {
+                for decoding in &decodings {
+                    settings.push(Setting::new(profile.clone(), *tool_calling, *decoding));
+                }
             }
         }
     }

@@ -59,6 +59,9 @@ pub fn run(args: DecideArgs) -> Result<ExitCode> {
     if let Some(decoding) = args.model.decoding {
         profile.decoding = decoding;
     }
+    if let Some(strategy) = args.model.strategy {
+        profile.strategy = strategy;
+    }
     eprintln!("model: {}", profile.label());
     let has_results = messages.iter().any(|m| matches!(m, Message::Tool(_)));
     let phase = match args.mode {
@@ -74,6 +77,7 @@ pub fn run(args: DecideArgs) -> Result<ExitCode> {
         tool_calling,
         exclusivity: config.runtime.exclusivity,
         decoding: args.model.decoding,
+        strategy: args.model.strategy,
     };
     let mut brain = make_brain(&profile)?;
     let signals = interrupt::signal_runtime()?;

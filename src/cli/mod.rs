@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::brain::{Decoding, ModelConfig};
+use crate::brain::{Decoding, ModelConfig, Strategy};
 use crate::protocol::{AgentMode, ToolCalling};
 
 /// The shipped configuration, used when `configs/model.yaml` is not in the current dir.
@@ -77,6 +77,9 @@ pub struct ModelOpts {
     /// Free or schema-constrained decoding (default: the profile's).
     #[arg(long, value_enum)]
     pub decoding: Option<Decoding>,
+    /// How a fresh request's decision is asked under prompt_json (default: the profile's).
+    #[arg(long, value_enum)]
+    pub strategy: Option<Strategy>,
 }
 
 impl ModelOpts {
@@ -121,9 +124,12 @@ pub fn session(
         step_mode,
     };
     config.models.entry(profile.name.clone()).or_insert_with(|| profile.clone());
-    if let Some(decoding) = model.decoding {
-        for p in config.models.values_mut() {
+    for p in config.models.values_mut() {
+        if let Some(decoding) = model.decoding {
             p.decoding = decoding;
+        }
+        if let Some(strategy) = model.strategy {
+            p.strategy = strategy;
         }
     }
     (config, settings)

@@ -212,6 +212,7 @@ impl Run<'_> {
             tool_calling,
             exclusivity: self.exclusivity,
             decoding: Some(settings.decoding),
+            strategy: None,
         };
         let brain = self.brain.clone();
         let events = self.events.clone();

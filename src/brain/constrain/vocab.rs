@@ -128,6 +128,19 @@ impl TokenSpace {
         Ok(GrammarConstraint::new(self.matcher(lark)?, self.vocab_size()))
     }
 
+    /// The bytes of one token (empty for a special token or an id outside the vocabulary).
+    pub fn token_bytes(&self, token: u32) -> Vec<u8> {
+        let trie = self.factory.tok_env().tok_trie();
+        if (token as usize) >= trie.vocab_size() {
+            return Vec::new();
+        }
+        let bytes = trie.token(token);
+        if bytes.first() == Some(&TokTrie::SPECIAL_TOKEN_MARKER) {
+            return Vec::new();
+        }
+        bytes.to_vec()
+    }
+
     /// The tokens of `text` as the model's tokenizer writes them.
     pub fn tokenize(&self, text: &str) -> Vec<u32> {
         self.factory.tok_env().tokenize_bytes(text.as_bytes())
