@@ -200,7 +200,8 @@ fn contains_bounded(haystack: &str, needle: &str) -> bool {
     haystack.match_indices(needle).any(|(at, _)| {
         let before = haystack.get(..at).and_then(|s| s.chars().next_back());
         let after = haystack.get(at + needle.len()..).and_then(|s| s.chars().next());
-        !(first_is_word && word(before)) && !(last_is_word && word(after))
+        let runs_on = (first_is_word && word(before)) || (last_is_word && word(after));
+        !runs_on
     })
 }
 
