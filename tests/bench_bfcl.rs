@@ -7,7 +7,8 @@
 //! local_file_search); simple_2 wrong (it adds max_chars, which that file_reader lacks);
 //! multiple_0 and multiple_1 correct; parallel_0 correct (two file_reader calls, answers
 //! listed in the other order); parallel_multiple_0 correct; both irrelevance questions
-//! wrong (the mock always calls something).
+//! wrong (the mock always calls something). After tool results it answers with the first
+//! sentence of each result's `output.content` (see the multi_turn fixture below).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -85,6 +86,38 @@ fn without_answers_only_irrelevance_is_scored_and_bfcl_mixes_with_case_files() {
     assert_eq!(ids, [&json!("calc"), &json!("simple_0")]);
 }
 
+#[test]
+fn multi_turn_questions_keep_their_tool_results_and_final_answers_are_scored() {
+    // multi_turn_0: both results carry a text, the mock's answer quotes both: correct.
+    // multi_turn_1: the second result has no text, so the answer uses only the first one
+    // (the failure the category is for): wrong. multi_turn_2: the search result leaves a
+    // file to read, the mock answers instead: wrong.
+    let dir = tempfile::tempdir().unwrap();
+    let (questions, answers) = (fixture("bfcl/multi_turn_questions.json"), fixture("bfcl/multi_turn_answers.json"));
+    let report = bench(dir.path(), &["--bfcl", &questions, "--bfcl-answers", &answers]);
+    let outcome: Vec<(&str, &str, &Value, &Value)> = report["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["case"].as_str().unwrap(), r["category"].as_str().unwrap(), &r["correct"], &r["reason"]))
+        .collect();
+    let want = [
+        ("multi_turn_0", "multi_turn", &json!(true), &Value::Null),
+        ("multi_turn_1", "multi_turn", &json!(false), &json!("the answer lacks 6; rain")),
+        ("multi_turn_2", "multi_turn", &json!(false), &json!("expected 1 call ([files.read]), got a final answer")),
+    ];
+    assert_eq!(outcome, want);
+    let categories = &report["settings"][0]["categories"];
+    assert_eq!((&categories[0]["category"], &categories[0]["stats"]["correct"], &categories[0]["stats"]["scored"]), (&json!("multi_turn"), &json!(1), &json!(3)));
+    let md = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
+    assert!(md.contains("| multi_turn | accuracy 33.3% (1/3)"), "{md}");
+    assert!(md.contains("| multi_turn_1 | the answer lacks 6; rain |"), "{md}");
+
+    // The decision saw the whole conversation: the request, the calls and both results.
+    let ai: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/mock-prompt_json-free/multi_turn_0/ai_message.json")).unwrap()).unwrap();
+    assert_eq!(ai["content"], json!("三条中文要点如下：\n1. 北京：晴，22°C。\n2. 上海：小雨，18°C。"));
+}
+
 // ---- data/bfcl: the BFCL-format cases we wrote for the constrained-decoding comparison ----
 
 fn data(name: &str) -> PathBuf {
@@ -148,18 +181,39 @@ fn is_chinese(case: &BenchCase) -> bool {
     case.messages[0].text().chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
 }
 
-/// Every case has its expectation (no call only for irrelevance), and the answer a
-/// perfect model would give scores correct with values the schema allows.
+/// The user's messages of a case, as one text: what an answer that restates the question says.
+fn asked(case: &BenchCase) -> String {
+    use b4_agent::protocol::Message;
+    case.messages.iter().filter(|m| matches!(m, Message::User { .. })).map(Message::text).collect::<Vec<_>>().join(" ")
+}
+
+/// Every case has its expectation (no call only for irrelevance, a final answer only for
+/// multi_turn), and the answer a perfect model would give scores correct: calls built from
+/// the first accepted values, within the schema; for a final answer, the example its author
+/// wrote. A final answer that restates the question, or comes with a call, scores wrong.
 fn check_reference_answers(cases: &[BenchCase]) {
     use b4_agent::bench::{score, Expected};
-    use b4_agent::protocol::ToolCall;
+    use b4_agent::protocol::{Message, ToolCall};
 
     for case in cases {
         let tools = case.tools.as_deref().unwrap();
         let expected = case.expected.as_ref().unwrap_or_else(|| panic!("{}: no answer", case.id));
+        let has_results = case.messages.iter().any(|m| matches!(m, Message::Tool(_)));
+        assert_eq!(has_results, case.category == "multi_turn", "{}: tool results in the question", case.id);
         let calls = match expected {
             Expected::NoToolCall => {
                 assert_eq!(case.category, "irrelevance", "{}", case.id);
+                continue;
+            }
+            Expected::FinalAnswer(answer) => {
+                assert_eq!(case.category, "multi_turn", "{}", case.id);
+                let example = answer.example.as_deref().unwrap_or_else(|| panic!("{}: no example answer", case.id));
+                assert_eq!(score::score(expected, &[], example, tools), Ok(()), "{}: the example answer", case.id);
+                let restated = score::score(expected, &[], &asked(case), tools);
+                assert!(restated.as_ref().is_err_and(|e| e.starts_with("the answer lacks")), "{}: restating the question gives {restated:?}", case.id);
+                let name = case.tools.as_ref().and_then(|t| t[0]["function"]["name"].as_str()).unwrap().to_string();
+                let with_call = [ToolCall { id: "call_009".into(), name, args: Default::default() }];
+                assert!(score::score(expected, &with_call, example, tools).is_err(), "{}: a call instead of the answer", case.id);
                 continue;
             }
             Expected::ToolCalls(calls) => calls,
@@ -174,10 +228,14 @@ fn check_reference_answers(cases: &[BenchCase]) {
                 args: c.args.iter().filter_map(|(k, accepted)| reference_value(accepted).map(|v| (k.clone(), v))).collect(),
             })
             .collect();
-        assert_eq!(score::score(expected, &reference, tools), Ok(()), "{}: {reference:?}", case.id);
+        assert_eq!(score::score(expected, &reference, "", tools), Ok(()), "{}: {reference:?}", case.id);
         for call in &reference {
             let params = score::parameters_of(tools, &call.name).unwrap_or_else(|| panic!("{}: {} is not offered", case.id, call.name));
             check_enums(&Value::Object(call.args.clone()), params, &format!("{}:{}", case.id, call.name));
+        }
+        // A final answer where a call is due is wrong.
+        if case.category == "multi_turn" {
+            assert!(score::score(expected, &[], "Done.", tools).is_err(), "{}: an answer instead of the call", case.id);
         }
     }
 }
@@ -194,7 +252,12 @@ fn our_bfcl_cases_load_with_an_answer_for_every_question_and_cover_each_category
 
 // ---- data/bfcl/{dev,holdout}: the corpus to tune on (dev) and to report (holdout) ----
 
-const CATEGORIES: [&str; 5] = ["simple", "multiple", "parallel", "parallel_multiple", "irrelevance"];
+const CATEGORIES: [&str; 6] = ["simple", "multiple", "parallel", "parallel_multiple", "irrelevance", "multi_turn"];
+
+/// Cases per category: the five single-turn categories, then multi_turn.
+fn counts(single_turn: usize, multi_turn: usize) -> Vec<(String, usize)> {
+    CATEGORIES.iter().map(|c| (c.to_string(), if *c == "multi_turn" { multi_turn } else { single_turn })).collect()
+}
 
 fn split(name: &str) -> Vec<BenchCase> {
     bfcl::load(&data(&format!("{name}/questions.json")), Some(&data(&format!("{name}/answers.json")))).unwrap()
@@ -202,12 +265,24 @@ fn split(name: &str) -> Vec<BenchCase> {
 
 #[test]
 fn the_dev_and_holdout_splits_are_balanced_disjoint_and_their_answers_score() {
+    use b4_agent::bench::Expected;
+
     let (dev, holdout) = (split("dev"), split("holdout"));
-    for (name, cases, each) in [("dev", &dev, 33), ("holdout", &holdout, 22)] {
-        assert_eq!(per_category(cases), CATEGORIES.map(|c| (c.to_string(), each)).to_vec(), "{name}");
+    for (name, cases, each, multi_turn) in [("dev", &dev, 33, 24), ("holdout", &holdout, 22, 16)] {
+        assert_eq!(per_category(cases), counts(each, multi_turn), "{name}");
         check_reference_answers(cases);
         let chinese = cases.iter().filter(|c| is_chinese(c)).count();
         assert!(chinese * 3 >= cases.len(), "{name}: {chinese} of {} questions in Chinese", cases.len());
+        // multi_turn: both kinds of decision in each split, in both languages, and answers
+        // that must combine two or three results.
+        let multi: Vec<&BenchCase> = cases.iter().filter(|c| c.category == "multi_turn").collect();
+        let finals: Vec<&&BenchCase> = multi.iter().filter(|c| matches!(c.expected, Some(Expected::FinalAnswer(_)))).collect();
+        let next_calls = multi.len() - finals.len();
+        assert!(finals.len() * 3 >= multi.len() && next_calls * 3 >= multi.len(), "{name}: {} final answers, {next_calls} next calls", finals.len());
+        let chinese = multi.iter().filter(|c| is_chinese(c)).count();
+        assert!(chinese * 3 >= multi.len() && chinese * 3 <= multi.len() * 2, "{name}: {chinese} of {} multi_turn cases in Chinese", multi.len());
+        let results = |c: &BenchCase| c.messages.iter().filter(|m| m.role() == "tool").count();
+        assert!(finals.iter().filter(|c| results(c) >= 2).count() >= 3, "{name}: too few final answers over several results");
     }
     let holdout_percent = holdout.len() * 100 / (dev.len() + holdout.len());
     assert!((35..=45).contains(&holdout_percent), "holdout is {holdout_percent}% of the corpus");
@@ -225,22 +300,32 @@ fn the_dev_and_holdout_splits_are_balanced_disjoint_and_their_answers_score() {
 
 #[test]
 fn the_dev_and_holdout_splits_run_in_a_mock_bench() {
-    for (name, each) in [("dev", 33), ("holdout", 22)] {
+    for (name, each, multi_turn) in [("dev", 33, 24), ("holdout", 22, 16)] {
         let dir = tempfile::tempdir().unwrap();
         let questions = data(&format!("{name}/questions.json")).display().to_string();
         let answers = data(&format!("{name}/answers.json")).display().to_string();
         let report = bench(dir.path(), &["--bfcl", &questions, "--bfcl-answers", &answers, "--decoding", "constrained"]);
         let setting = &report["settings"][0];
-        let total = json!(each * CATEGORIES.len());
+        let total = json!(each * 5 + multi_turn);
         let overall = &setting["overall"];
         assert_eq!((&overall["decisions"], &overall["valid"], &overall["scored"]), (&total, &total, &total), "{name}");
-        let decisions: Vec<(&str, u64)> = setting["categories"]
+        let decisions: Vec<(String, usize)> = setting["categories"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|c| (c["category"].as_str().unwrap(), c["stats"]["scored"].as_u64().unwrap()))
+            .map(|c| (c["category"].as_str().unwrap().to_string(), c["stats"]["scored"].as_u64().unwrap() as usize))
             .collect();
-        assert_eq!(decisions, CATEGORIES.map(|c| (c, each as u64)).to_vec(), "{name}");
+        assert_eq!(decisions, counts(each, multi_turn), "{name}");
+        // The final-answer cases were scored on the answer's text (the mock's results
+        // carry no text to quote, so it misses their facts).
+        let final_answer_reasons = report["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["reason"].as_str())
+            .filter(|r| r.starts_with("the answer lacks"))
+            .count();
+        assert!(final_answer_reasons > 0, "{name}: no final answer was scored on its text");
     }
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the hand-written corpus in cases_a.py / cases_b.py to data/bfcl/{dev,holdout}/
-in the published BFCL shape, after checking every case against its functions' schemas.
+"""Writes the hand-written corpus in cases_a.py / cases_b.py / cases_multi.py to
+data/bfcl/{dev,holdout}/ in the published BFCL shape, after checking every case against
+its functions' schemas.
 
     python3 scripts/bfcl_corpus/build.py          # check, then write
     python3 scripts/bfcl_corpus/build.py --check  # check only
@@ -9,9 +10,18 @@ Ids are `<category>_<n>` with n from 100 (the 14 cases in data/bfcl/ use 0-4), n
 across both splits so no id repeats. Of each category 40% go to holdout and 60% to dev,
 chosen evenly spaced along the authored order (which runs through the domains) within
 the Chinese and the English questions separately, so both splits see every domain and
-the same language mix. Optional params a
-case does not give are added to its ground truth as "may be left out" (`""`, plus the
-default where the schema has one), as BFCL's answers list every param.
+the same language mix (multi_turn: within each language and kind of expected decision,
+final answer or next call). Optional params a case does not give are added to its ground
+truth as "may be left out" (`""`, plus the default where the schema has one), as BFCL's
+answers list every param.
+
+multi_turn questions are one turn of messages in our message shape: the user's request,
+assistant messages with `tool_calls` ({"id": "call_001", "name", "args"}), one
+{"role": "tool", "tool_call_id", "name", "status", "content"} per call right after them
+(content: the JSON text of {"status": "success", "output": ...} or {"status": "error",
+"error": ...}, as the agent's tool layer writes it), maybe an assistant answer and a
+further user message. Their answer line is a `ground_truth` (the next call) or
+{"id", "final_answer": {"must_contain": [[alternatives...]], "example": "..."}}.
 """
 
 import copy
@@ -25,13 +35,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from functions import FUNCS  # noqa: E402
 from cases_a import MULTIPLE, SIMPLE  # noqa: E402
 from cases_b import IRRELEVANCE, PARALLEL, PARALLEL_MULTIPLE  # noqa: E402
+from cases_multi import MULTI_TURN, Failed  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CATEGORIES = [("simple", SIMPLE), ("multiple", MULTIPLE), ("parallel", PARALLEL),
-              ("parallel_multiple", PARALLEL_MULTIPLE), ("irrelevance", IRRELEVANCE)]
+              ("parallel_multiple", PARALLEL_MULTIPLE), ("irrelevance", IRRELEVANCE), ("multi_turn", MULTI_TURN)]
 FIRST_ID = 100
 HOLDOUT_SHARE = 0.4
 CJK = re.compile(r"[\u4e00-\u9fff]")
+THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 
 class Bad(Exception):
@@ -87,9 +99,10 @@ def check_spec(spec, schema, path):
             raise Bad(f"{path}.{key}: repeated accepted value")
 
 
-def faithful_strings(case, warn):
-    """Free-text string values (no enum) should be written in the question (or be an alternative)."""
-    q = case["question"].lower()
+def faithful_strings(case, warn, context=None):
+    """Free-text string values (no enum) should be written in the question, or for
+    multi_turn in the conversation (or be an alternative)."""
+    q = (context or case["question"]).lower()
     for name, spec in case["calls"]:
         props = FUNCS[name]["parameters"]["properties"]
         for key, values in spec.items():
@@ -101,28 +114,131 @@ def faithful_strings(case, warn):
                 warn.append(f"{case['id']}: {name}.{key}={first!r} not in the question")
 
 
+def stratum(case):
+    """What the split keeps in the same mix: the language, and for multi_turn the kind."""
+    language = "zh" if CJK.search(case["question"]) else "en"
+    if "messages" not in case:
+        return (language,)
+    return (language, "final" if case["final"] else "next")
+
+
 def holdout_positions(cases):
-    """Indices of `cases` that go to holdout: evenly spaced within each language."""
+    """Indices of `cases` that go to holdout: evenly spaced within each stratum."""
     total = round(len(cases) * HOLDOUT_SHARE)
-    zh = [i for i, c in enumerate(cases) if CJK.search(c["question"])]
-    en = [i for i, c in enumerate(cases) if not CJK.search(c["question"])]
-    k_zh = round(len(zh) * total / len(cases))
-    picked = set()
-    for subset, k in ((zh, k_zh), (en, total - k_zh)):
+    order = [("zh",), ("en",), ("zh", "final"), ("zh", "next"), ("en", "final"), ("en", "next")]
+    strata = [[i for i, c in enumerate(cases) if stratum(c) == key] for key in order]
+    strata = [s for s in strata if s]
+    picked, left = set(), total
+    for n_stratum, subset in enumerate(strata):
         n = len(subset)
+        k = left if n_stratum == len(strata) - 1 else round(n * total / len(cases))
+        left -= k
         picked |= {subset[j] for j in range(n) if (j + 1) * k // n > j * k // n}
     return picked
+
+
+def check_args(args, schema, path):
+    """Concrete call arguments (one value each) against a dict schema."""
+    props, required = schema["properties"], schema.get("required", [])
+    for key, value in args.items():
+        if key not in props:
+            raise Bad(f"{path}: unknown param {key!r}")
+        check_value(value, props[key], f"{path}.{key}")
+    for key in required:
+        if key not in args:
+            raise Bad(f"{path}: required param {key!r} missing")
+
+
+def tool_content(result):
+    body = {"status": "error", "error": result.error} if isinstance(result, Failed) else {"status": "success", "output": result}
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
+def conversation(case):
+    """The case's messages in our message shape, checked: calls valid against the offered
+    functions, each followed by its result with the same id and name, the request first
+    and the decision point (a result or a user message) last."""
+    messages, n_calls = [], 0
+    for i, (kind, payload) in enumerate(case["messages"]):
+        if kind == "user":
+            messages.append({"role": "user", "content": payload})
+        elif kind == "assistant":
+            messages.append({"role": "assistant", "content": payload})
+        elif kind == "calls":
+            if not payload:
+                raise Bad(f"message {i}: no calls")
+            calls, results = [], []
+            for name, args, result in payload:
+                if name not in case["functions"]:
+                    raise Bad(f"message {i}: {name} not offered")
+                check_args(args, FUNCS[name]["parameters"], f"message {i}:{name}")
+                if not isinstance(result, (dict, Failed)):
+                    raise Bad(f"message {i}: {name}: a result is an object or Failed(...)")
+                n_calls += 1
+                call_id = f"call_{n_calls:03d}"
+                calls.append({"id": call_id, "name": name, "args": args})
+                status = "error" if isinstance(result, Failed) else "success"
+                results.append({"role": "tool", "tool_call_id": call_id, "name": name, "status": status, "content": tool_content(result)})
+            messages.append({"role": "assistant", "content": "", "tool_calls": calls})
+            messages.extend(results)
+        else:
+            raise Bad(f"message {i}: unknown kind {kind!r}")
+    if messages[0]["role"] != "user":
+        raise Bad("the conversation starts with the user's request")
+    if not any(m["role"] == "tool" for m in messages):
+        raise Bad("no tool results")
+    if messages[-1]["role"] not in ("tool", "user"):
+        raise Bad("the conversation ends where the model decides: after a result or a user message")
+    # The ids pair up as the loader checks them (the helpers above make it so; this guards edits).
+    open_calls = []
+    for i, m in enumerate(messages):
+        if m["role"] == "tool":
+            match = [c for c in open_calls if c["id"] == m["tool_call_id"] and c["name"] == m["name"]]
+            if not match:
+                raise Bad(f"message {i}: result {m['tool_call_id']} follows no call of that id and name")
+            open_calls.remove(match[0])
+            continue
+        if open_calls:
+            raise Bad(f"message {i}: call {open_calls[0]['id']} has no result")
+        open_calls = list(m.get("tool_calls", []))
+    return messages
+
+
+def normalized(text):
+    """Lower case, no thousands separators: the build's rough version of the bench's
+    matcher (src/bench/answer.rs, which the Rust tests run on every case)."""
+    return THOUSANDS.sub("", text.lower())
+
+
+def check_final(case, messages):
+    final = case["final"]
+    groups, example = final["must_contain"], final["example"]
+    if not groups or any(not g or any(not isinstance(a, str) or not a.strip() for a in g) for g in groups):
+        raise Bad("must_contain: groups of non-blank alternatives")
+    asked = normalized(" ".join(m["content"] for m in messages if m["role"] == "user"))
+    results = normalized(" ".join(m["content"] for m in messages if m["role"] == "tool"))
+    for group in groups:
+        if not any(normalized(a) in results for a in group):
+            raise Bad(f"must_contain {group}: no alternative is in the tool results")
+        if not any(normalized(a) in normalized(example) for a in group):
+            raise Bad(f"must_contain {group}: not in the example answer")
+    if all(any(normalized(a) in asked for a in group) for group in groups):
+        raise Bad("must_contain: every group is already in the question")
 
 
 def build():
     seen_questions, warn, out = set(), [], {"dev": ([], []), "holdout": ([], [])}
     chinese = 0
     for category, cases in CATEGORIES:
+        for case in cases:
+            if "messages" in case:
+                case["question"] = next((p for k, p in case["messages"] if k == "user"), "")
         holdout = holdout_positions(cases)
         for i, case in enumerate(cases):
             case = copy.deepcopy(case)
             case["id"] = f"{category}_{FIRST_ID + i}"
             where = case["id"]
+            messages = None
             try:
                 if case["question"] in seen_questions:
                     raise Bad("question repeated")
@@ -132,14 +248,22 @@ def build():
                 if len(set(names)) != len(names) or any(n not in FUNCS for n in names):
                     raise Bad(f"bad function list {names}")
                 calls = case["calls"]
+                if category == "multi_turn":
+                    messages = conversation(case)
+                    if (calls is None) == (case["final"] is None):
+                        raise Bad("give either the next calls or a final answer")
+                    if case["final"] is not None:
+                        check_final(case, messages)
                 if category == "irrelevance":
                     if calls is not None:
                         raise Bad("irrelevance with calls")
-                else:
+                elif calls is not None:
                     if category.startswith("parallel") and not 2 <= len(calls) <= 4:
                         raise Bad("parallel needs 2-4 calls")
                     if category in ("simple", "multiple") and len(calls) != 1:
                         raise Bad("one call expected")
+                    if category == "multi_turn" and not 1 <= len(calls) <= 4:
+                        raise Bad("1-4 next calls")
                     if category == "multiple" and len(names) < 3:
                         raise Bad("multiple offers at least three functions")
                     if category == "parallel_multiple" and len({n for n, _ in calls}) < 2:
@@ -152,15 +276,20 @@ def build():
                         if name not in names:
                             raise Bad(f"{name} not offered")
                         check_spec(spec, FUNCS[name]["parameters"], f"{where}:{name}")
-                    faithful_strings(case, warn)
+                    context = None
+                    if messages is not None:
+                        context = " ".join(m["content"] for m in messages if m["role"] in ("user", "tool"))
+                    faithful_strings(case, warn, context)
             except Bad as e:
                 sys.exit(f"{where}: {e}")
             split = "holdout" if i in holdout else "dev"
             questions, answers = out[split]
-            questions.append({"id": case["id"], "question": [[{"role": "user", "content": case["question"]}]],
-                              "function": [FUNCS[n] for n in case["functions"]]})
+            question = messages if messages is not None else [{"role": "user", "content": case["question"]}]
+            questions.append({"id": case["id"], "question": [question], "function": [FUNCS[n] for n in case["functions"]]})
             if case["calls"] is not None:
                 answers.append({"id": case["id"], "ground_truth": [{n: spec} for n, spec in case["calls"]]})
+            elif case.get("final") is not None:
+                answers.append({"id": case["id"], "final_answer": case["final"]})
     return out, chinese, len(seen_questions), warn
 
 

@@ -1,22 +1,32 @@
 //! The Berkeley Function Calling Leaderboard's files, as published.
 //!
 //! Questions: one JSON object a line, `{"id", "question", "function"}`; `question` is a list
-//! of turns, each a list of `{role, content}` (we ask the first turn; older files give a
-//! plain list of messages or a string); `function` lists the tools with `"type": "dict"`
-//! and Python type names, mapped here to JSON schema and wrapped in the OpenAI function
-//! format. Answers: `{"id", "ground_truth": [{function_name: {param: [accepted...]}}]}`.
-//! The category is the id without its trailing number (`parallel_multiple_12` ->
-//! `parallel_multiple`); in an `irrelevance` category the right decision is no call.
-//! Function names keep their dots (`math.factorial`): the model sees them as written.
+//! of turns, each a list of messages (we ask the first turn, all its messages; older files
+//! give a plain list of messages or a string); `function` lists the tools with `"type":
+//! "dict"` and Python type names, mapped here to JSON schema and wrapped in the OpenAI
+//! function format. Answers: `{"id", "ground_truth": [{function_name: {param:
+//! [accepted...]}}]}`. The category is the id without its trailing number
+//! (`parallel_multiple_12` -> `parallel_multiple`); in an `irrelevance` category the right
+//! decision is no call. Function names keep their dots (`math.factorial`): the model sees
+//! them as written.
+//!
+//! Our extension for conversations that already hold tool results (the `multi_turn`
+//! category of `data/bfcl/`): the turn's messages may include assistant messages with
+//! `tool_calls` and `{"role": "tool", ...}` results in our message shape (each result
+//! answers a call of the assistant message before it, by id and function name); the answer
+//! line is then either a `ground_truth` (the right next call) or `{"id", "final_answer":
+//! {"must_contain": [[alternatives...]], "example"?}}` (no call, and an answer stating
+//! those facts; see [`super::answer`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
+use super::answer::FinalAnswer;
 use super::case::{BenchCase, Expected, ExpectedCall};
 use super::BenchError;
-use crate::protocol::{json_kind, messages_from_value};
+use crate::protocol::{json_kind, messages_from_value, Message, ToolCall};
 
 /// The JSON schema type for a BFCL (Python) type name; `None` means no type constraint.
 pub fn json_type(name: &str) -> Result<Option<&'static str>, String> {
@@ -131,6 +141,7 @@ pub fn question_case(source: &str, value: &Value) -> Result<BenchCase, String> {
     if messages.is_empty() {
         return Err("question: the first turn has no messages".into());
     }
+    check_tool_results(&messages).map_err(|e| format!("question: {e}"))?;
     let functions = match value.get("function") {
         Some(Value::Array(fs)) => fs.clone(),
         Some(single @ Value::Object(_)) => vec![single.clone()],
@@ -145,6 +156,43 @@ pub fn question_case(source: &str, value: &Value) -> Result<BenchCase, String> {
     let category = category_of(id);
     let expected = category.ends_with("irrelevance").then_some(Expected::NoToolCall);
     Ok(BenchCase { id: id.to_string(), category, messages, tools: Some(tools), expected, source: source.to_string() })
+}
+
+/// Each tool result answers a call of the assistant message before it (its id and its
+/// function), once; every call gets its result before the conversation goes on.
+pub fn check_tool_results(messages: &[Message]) -> Result<(), String> {
+    let mut open: Vec<&ToolCall> = Vec::new();
+    for (i, message) in messages.iter().enumerate() {
+        if let Message::Tool(result) = message {
+            let id = &result.tool_call_id;
+            let Some(at) = open.iter().position(|c| c.id == *id) else {
+                return Err(format!("message {i}: tool result {id:?} answers no open call of the assistant message before it"));
+            };
+            let call = open.remove(at);
+            if call.name != result.name {
+                return Err(format!("message {i}: tool result {id:?} is named {}, but call {id:?} is to {}", result.name, call.name));
+            }
+            continue;
+        }
+        if let Some(call) = open.first() {
+            return Err(format!("message {i}: call {:?} ({}) has no result before it", call.id, call.name));
+        }
+        if let Message::Assistant(ai) = message {
+            for (j, call) in ai.tool_calls.iter().enumerate() {
+                if call.id.trim().is_empty() {
+                    return Err(format!("message {i}: tool call {j} ({}) has no id", call.name));
+                }
+                if ai.tool_calls.iter().take(j).any(|c| c.id == call.id) {
+                    return Err(format!("message {i}: tool call id {:?} is used twice", call.id));
+                }
+            }
+            open = ai.tool_calls.iter().collect();
+        }
+    }
+    match open.first() {
+        Some(call) => Err(format!("call {:?} ({}) has no result", call.id, call.name)),
+        None => Ok(()),
+    }
 }
 
 /// `[{function_name: {param: [accepted...]}}]` as expected calls.
@@ -195,21 +243,28 @@ fn json_lines(path: &Path) -> Result<Vec<(usize, Value)>, BenchError> {
         .collect()
 }
 
-/// An answers file: id -> expected calls.
-pub fn load_answers(path: &Path) -> Result<BTreeMap<String, Vec<ExpectedCall>>, BenchError> {
+/// An answers file: id -> the expected decision (`ground_truth` calls, or a `final_answer`).
+pub fn load_answers(path: &Path) -> Result<BTreeMap<String, Expected>, BenchError> {
     let file = path.display().to_string();
     let mut answers = BTreeMap::new();
     for (line, value) in json_lines(path)? {
         let err = |reason: String| BenchError::Line { file: file.clone(), line, reason };
         let id = value.get("id").and_then(Value::as_str).ok_or_else(|| err("missing \"id\"".into()))?;
-        let truth = value.get("ground_truth").ok_or_else(|| err("missing \"ground_truth\"".into()))?;
-        answers.insert(id.to_string(), ground_truth_calls(truth).map_err(err)?);
+        let expected = match (value.get("ground_truth"), value.get("final_answer")) {
+            (Some(truth), None) => Expected::ToolCalls(ground_truth_calls(truth).map_err(err)?),
+            (None, Some(answer)) => Expected::FinalAnswer(FinalAnswer::from_value(answer).map_err(err)?),
+            (Some(_), Some(_)) => return Err(err("give \"ground_truth\" or \"final_answer\", not both".into())),
+            (None, None) => return Err(err("missing \"ground_truth\" (or \"final_answer\")".into())),
+        };
+        if answers.insert(id.to_string(), expected).is_some() {
+            return Err(err(format!("a second answer for {id:?}")));
+        }
     }
     Ok(answers)
 }
 
 /// A questions file as cases; with an answers file, each answered question gets its
-/// expected calls (irrelevance questions always expect no call; the others without an
+/// expected decision (irrelevance questions always expect no call; the others without an
 /// answer are scored for validity only).
 pub fn load(questions: &Path, answers: Option<&Path>) -> Result<Vec<BenchCase>, BenchError> {
     let file = questions.display().to_string();
@@ -219,7 +274,7 @@ pub fn load(questions: &Path, answers: Option<&Path>) -> Result<Vec<BenchCase>, 
         let source = format!("{file}:{line}");
         let mut case = question_case(&source, &value).map_err(|reason| BenchError::Line { file: file.clone(), line, reason })?;
         if case.expected.is_none() {
-            case.expected = answers.get(&case.id).cloned().map(Expected::ToolCalls);
+            case.expected = answers.get(&case.id).cloned();
         }
         cases.push(case);
     }
@@ -299,6 +354,97 @@ mod tests {
         assert_eq!(case.category, "irrelevance");
         assert_eq!(case.expected, Some(Expected::NoToolCall));
         assert_eq!(case.tools.unwrap()[0]["function"]["parameters"]["properties"]["base"]["type"], "integer");
+    }
+
+    /// A turn with the user's request, the assistant's calls and their results.
+    fn conversation(results: Value) -> Value {
+        let mut turn = vec![
+            json!({"role": "user", "content": "北京和上海现在天气如何？"}),
+            json!({"role": "assistant", "content": "", "tool_calls": [
+                {"id": "call_001", "name": "weather.current", "args": {"city": "北京"}},
+                {"id": "call_002", "name": "weather.current", "args": {"city": "上海"}}
+            ]}),
+        ];
+        turn.extend(results.as_array().cloned().unwrap_or_default());
+        json!({
+            "id": "multi_turn_100",
+            "question": [turn],
+            "function": [{"name": "weather.current", "description": "", "parameters": {"type": "dict", "properties": {"city": {"type": "str"}}, "required": ["city"]}}]
+        })
+    }
+
+    fn result(id: &str, name: &str, output: Value) -> Value {
+        json!({"role": "tool", "tool_call_id": id, "name": name, "status": "success", "content": json!({"status": "success", "output": output}).to_string()})
+    }
+
+    #[test]
+    fn a_turn_keeps_its_calls_and_results_and_its_category_is_multi_turn() {
+        let line = conversation(json!([
+            result("call_002", "weather.current", json!({"temp_c": 18})),
+            result("call_001", "weather.current", json!({"temp_c": 22}))
+        ]));
+        let case = question_case("q.json:1", &line).unwrap();
+        assert_eq!(case.category, "multi_turn");
+        assert_eq!(case.expected, None);
+        let roles: Vec<&str> = case.messages.iter().map(Message::role).collect();
+        assert_eq!(roles, ["user", "assistant", "tool", "tool"]);
+        let Message::Assistant(ai) = &case.messages[1] else { panic!("{:?}", case.messages[1]) };
+        assert_eq!(ai.tool_calls[1].args["city"], json!("上海"));
+    }
+
+    #[test]
+    fn tool_results_must_answer_the_calls_before_them() {
+        let err = |results: Value| question_case("q.json:1", &conversation(results)).unwrap_err();
+        let first = result("call_001", "weather.current", json!({}));
+        assert_eq!(err(json!([first])), "question: call \"call_002\" (weather.current) has no result");
+        assert_eq!(
+            err(json!([first, result("call_009", "weather.current", json!({}))])),
+            "question: message 3: tool result \"call_009\" answers no open call of the assistant message before it"
+        );
+        assert_eq!(
+            err(json!([first, first])),
+            "question: message 3: tool result \"call_001\" answers no open call of the assistant message before it"
+        );
+        assert_eq!(
+            err(json!([first, result("call_002", "weather.forecast", json!({}))])),
+            "question: message 3: tool result \"call_002\" is named weather.forecast, but call \"call_002\" is to weather.current"
+        );
+        assert_eq!(
+            err(json!([first, {"role": "user", "content": "然后呢？"}])),
+            "question: message 3: call \"call_002\" (weather.current) has no result before it"
+        );
+        let no_id = json!({"id": "multi_turn_1", "question": [[{"role": "assistant", "content": "", "tool_calls": [{"name": "f", "args": {}}]}]], "function": []});
+        assert_eq!(question_case("q", &no_id).unwrap_err(), "question: message 0: tool call 0 (f) has no id");
+    }
+
+    #[test]
+    fn an_answer_line_gives_the_next_calls_or_a_final_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.json");
+        let lines = [
+            json!({"id": "multi_turn_100", "final_answer": {"must_contain": [["22", "22.0"], ["18"]], "example": "北京 22°C，上海 18°C。"}}),
+            json!({"id": "multi_turn_101", "ground_truth": [{"files.read": {"path": ["docs/a.md"]}}]}),
+        ];
+        std::fs::write(&a, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+        let answers = load_answers(&a).unwrap();
+        let Some(Expected::FinalAnswer(answer)) = answers.get("multi_turn_100") else { panic!("{answers:?}") };
+        assert_eq!(answer.must_contain, vec![vec!["22".to_string(), "22.0".to_string()], vec!["18".to_string()]]);
+        assert_eq!(answer.example.as_deref(), Some("北京 22°C，上海 18°C。"));
+        assert!(matches!(answers.get("multi_turn_101"), Some(Expected::ToolCalls(calls)) if calls[0].name == "files.read"));
+
+        let bad = |line: Value| {
+            std::fs::write(&a, format!("{line}\n")).unwrap();
+            load_answers(&a).unwrap_err().to_string().replace(&format!("{}:1: ", a.display()), "")
+        };
+        assert_eq!(bad(json!({"id": "x"})), "missing \"ground_truth\" (or \"final_answer\")");
+        assert_eq!(
+            bad(json!({"id": "x", "ground_truth": [{"f": {}}], "final_answer": {"must_contain": [["1"]]}})),
+            "give \"ground_truth\" or \"final_answer\", not both"
+        );
+        assert_eq!(bad(json!({"id": "x", "final_answer": {"must_contain": [[1]]}})), "final_answer.must_contain[0][0]: must be a text, found a number");
+        std::fs::write(&a, format!("{}\n{}\n", lines[1], lines[1])).unwrap();
+        let err = load_answers(&a).unwrap_err().to_string();
+        assert_eq!(err, format!("{}:2: a second answer for \"multi_turn_101\"", a.display()));
     }
 
     #[test]

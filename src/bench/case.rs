@@ -2,9 +2,10 @@
 //!
 //! A case file is either the seeds' bare messages array (scored for validity only) or an
 //! object `{id?, category?, description?, messages, tools?, expected?}` where `expected`
-//! is `{"tool_calls":[{"name":..,"args":{"param":[accepted values...]}}]}` or
-//! `{"no_tool_call": true}`. `tools`, when present, replace the global tools schema for
-//! that case.
+//! is `{"tool_calls":[{"name":..,"args":{"param":[accepted values...]}}]}`,
+//! `{"no_tool_call": true}`, or `{"final_answer": {"must_contain": [[alternatives...]]}}`
+//! (an answer with no call that states those facts; see [`super::answer`]). `tools`, when
+//! present, replace the global tools schema for that case.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -12,6 +13,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::answer::FinalAnswer;
 use super::BenchError;
 use crate::protocol::{json_kind, messages_from_value, Message};
 
@@ -39,6 +41,8 @@ pub enum Expected {
     NoToolCall,
     /// Exactly these calls, in any order.
     ToolCalls(Vec<ExpectedCall>),
+    /// No call, and an answer that states these facts (after tool results that hold them).
+    FinalAnswer(FinalAnswer),
 }
 
 /// One expected call: for each checked param, the accepted values. A param of the tool
@@ -53,22 +57,26 @@ pub struct ExpectedCall {
 }
 
 impl Expected {
-    /// Reads `{"tool_calls":[...]}` or `{"no_tool_call": true}`.
+    /// Reads `{"tool_calls":[...]}`, `{"no_tool_call": true}` or `{"final_answer": {...}}`.
     pub fn from_value(value: &Value) -> Result<Self, String> {
         let Value::Object(obj) = value else {
             return Err(format!("expected: must be an object, found {}", json_kind(value)));
         };
+        let given: Vec<&str> = EXPECTED_KEYS.iter().copied().filter(|k| obj.contains_key(*k)).collect();
+        if given.len() > 1 {
+            return Err(format!("expected: give one of {}, not {}", EXPECTED_KEYS.join(", "), given.join(" and ")));
+        }
         if let Some(flag) = obj.get("no_tool_call") {
-            if obj.contains_key("tool_calls") {
-                return Err("expected: give either tool_calls or no_tool_call, not both".into());
-            }
             return match flag {
                 Value::Bool(true) => Ok(Expected::NoToolCall),
                 other => Err(format!("expected.no_tool_call: must be true, found {other}")),
             };
         }
+        if let Some(answer) = obj.get("final_answer") {
+            return FinalAnswer::from_value(answer).map(Expected::FinalAnswer).map_err(|e| format!("expected.{e}"));
+        }
         let Some(calls) = obj.get("tool_calls") else {
-            return Err("expected: needs \"tool_calls\" or \"no_tool_call\"".into());
+            return Err("expected: needs \"tool_calls\", \"no_tool_call\" or \"final_answer\"".into());
         };
         let Value::Array(calls) = calls else {
             return Err(format!("expected.tool_calls: must be an array, found {}", json_kind(calls)));
@@ -90,9 +98,12 @@ impl Expected {
         match self {
             Expected::NoToolCall => json!({"no_tool_call": true}),
             Expected::ToolCalls(calls) => json!({"tool_calls": calls}),
+            Expected::FinalAnswer(answer) => json!({"final_answer": answer.to_json()}),
         }
     }
 }
+
+const EXPECTED_KEYS: [&str; 3] = ["tool_calls", "no_tool_call", "final_answer"];
 
 const CASE_KEYS: [&str; 6] = ["id", "category", "description", "messages", "tools", "expected"];
 
@@ -259,13 +270,26 @@ mod tests {
     }
 
     #[test]
+    fn a_final_answer_is_read_and_written_back() {
+        let value = json!({"final_answer": {"must_contain": [["22", "22.0"], ["sunny", "晴"]]}});
+        let expected = Expected::from_value(&value).unwrap();
+        let groups = vec![vec!["22".to_string(), "22.0".to_string()], vec!["sunny".to_string(), "晴".to_string()]];
+        assert_eq!(expected, Expected::FinalAnswer(FinalAnswer { must_contain: groups, example: None }));
+        assert_eq!(expected.to_json(), value);
+    }
+
+    #[test]
     fn bad_cases_say_what_is_wrong() {
         let err = |v: Value| case_from_value("f.json", "f", v).unwrap_err();
         assert_eq!(err(json!("hi")), "expected a messages array or a case object, found a string");
         assert_eq!(err(json!({"id": "x"})), "missing \"messages\"");
         assert_eq!(err(json!({"messages": user("q"), "expect": {}})), "unknown key \"expect\" (known: id, category, description, messages, tools, expected)");
         assert_eq!(err(json!({"messages": user("q"), "expected": {"no_tool_call": false}})), "expected.no_tool_call: must be true, found false");
-        assert_eq!(err(json!({"messages": user("q"), "expected": {}})), "expected: needs \"tool_calls\" or \"no_tool_call\"");
+        assert_eq!(err(json!({"messages": user("q"), "expected": {}})), "expected: needs \"tool_calls\", \"no_tool_call\" or \"final_answer\"");
+        let both = err(json!({"messages": user("q"), "expected": {"no_tool_call": true, "final_answer": {"must_contain": [["x"]]}}}));
+        assert_eq!(both, "expected: give one of tool_calls, no_tool_call, final_answer, not no_tool_call and final_answer");
+        let no_groups = err(json!({"messages": user("q"), "expected": {"final_answer": {"must_contain": []}}}));
+        assert_eq!(no_groups, "expected.final_answer.must_contain: is empty");
         assert_eq!(err(json!([])), "messages: is empty");
         assert_eq!(err(json!([{"role": "robot", "content": "x"}])), "messages: message 0: unknown role \"robot\" (system, user, assistant, tool)");
         assert_eq!(err(json!({"messages": user("q"), "tools": [{"type": "function"}]})), "tools[0]: missing function.name");

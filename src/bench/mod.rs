@@ -1,18 +1,21 @@
 //! The benchmark: runs bench cases (ours, or the Berkeley Function Calling Leaderboard's
 //! question files) through one or more brain settings and scores every decision for
-//! validity (it parsed) and correctness (the right calls with the right arguments).
+//! validity (it parsed) and correctness (the right calls with the right arguments, or
+//! the right final answer).
 //!
 //! | step | module |
 //! |---|---|
 //! | our case files (bare messages array or `{id, messages, tools?, expected}`) | [`case`] |
 //! | BFCL question and answer files, Python type names to JSON schema | [`bfcl`] |
 //! | the AST-style checker | [`score`] |
+//! | final answers after tool results: the facts they must state | [`answer`] |
 //! | settings grid x cases x repeats, one record per decision | [`runner`] |
 //! | summary statistics, `report.json`, `report.md`, the printed table | [`report`] |
 //!
 //! The library computes; `b4 bench` (src/cli/bench.rs) does the file writing, the
 //! progress bar and Ctrl+C.
 
+pub mod answer;
 pub mod bfcl;
 pub mod case;
 pub mod report;

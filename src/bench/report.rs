@@ -471,7 +471,7 @@ pub fn render_markdown(report: &Report) -> String {
     out.push('\n');
 
     let _ = writeln!(out, "## Per case\n");
-    let _ = writeln!(out, "✅ correct · ❌ wrong call · ☑️ valid (no expected decision) · ⚠️ output did not parse · 💥 brain error{}\n",
+    let _ = writeln!(out, "✅ correct · ❌ wrong decision (call or answer) · ☑️ valid (no expected decision) · ⚠️ output did not parse · 💥 brain error{}\n",
         if report.repeat > 1 { " · k/n: runs with the majority outcome" } else { "" });
     let _ = writeln!(out, "| case | category | {} |", names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" | "));
     let _ = writeln!(out, "|---|---|{}", "---|".repeat(names.len()));

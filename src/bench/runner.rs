@@ -261,7 +261,7 @@ fn record_decision(plan: &BenchPlan, setting: &Setting, case: &BenchCase, run: u
             return Err(format!("the output did not parse: {}", report.error.as_deref().unwrap_or("no reason given")));
         }
         let tools = case.tools.as_deref().or(plan.tools.as_deref()).unwrap_or_default();
-        score::score(expected, &calls, tools)
+        score::score(expected, &calls, &decision.ai.content, tools)
     });
     let stats = &report.stats;
     CaseRecord {
@@ -416,6 +416,28 @@ mod tests {
         assert_eq!(none.reason.as_deref(), Some("expected no tool call, got 2: [file_reader, local_file_search]"));
         assert_eq!((none.status, none.valid, none.tool_calls, none.content_len), (RecordStatus::Success, true, 2, 0));
         assert_eq!(none.tool_names, vec!["file_reader", "local_file_search"]);
+    }
+
+    #[test]
+    fn a_final_answer_is_scored_on_the_decisions_content() {
+        // The mock answers tool results by quoting their output.content.
+        let case = |id: &str, must_contain: Value| {
+            let messages = json!([
+                {"role": "user", "content": "读一下 notes/plan.md"},
+                {"role": "assistant", "content": "", "tool_calls": [{"id": "call_001", "name": "file_reader", "args": {"path": "notes/plan.md"}}]},
+                {"role": "tool", "tool_call_id": "call_001", "name": "file_reader", "status": "success",
+                 "content": json!({"status": "success", "output": {"content": "发布日期定在 3 月 14 日。"}}).to_string()}
+            ]);
+            let expected = json!({"final_answer": {"must_contain": must_contain}});
+            case_from_value("t", id, json!({"id": id, "category": "multi_turn", "messages": messages, "expected": expected})).unwrap()
+        };
+        let mut p = plan(BenchMode::Mock, 1);
+        p.settings.truncate(1);
+        p.cases = vec![case("right", json!([["3 月 14 日", "3月14日"]])), case("wrong", json!([["3 月 15 日"]]))];
+        let (stop, cancel) = (AtomicBool::new(false), AtomicBool::new(false));
+        let run = run(&p, &mut brains(), &mut Recorder::default(), &stop, &cancel).unwrap();
+        let outcome: Vec<(&str, Option<bool>, Option<&str>)> = run.records.iter().map(|r| (r.case.as_str(), r.correct, r.reason.as_deref())).collect();
+        assert_eq!(outcome, [("right", Some(true), None), ("wrong", Some(false), Some("the answer lacks 3 月 15 日"))]);
     }
 
     #[test]

@@ -11,17 +11,24 @@
 //! accepted object is a nested spec `{key: [accepted values]}` as in BFCL (`""` marks an
 //! optional key, unknown keys fail). A param of the tool that the expected call does not
 //! list is not checked (BFCL instead rejects it; its answers list every param).
+//!
+//! A final answer expected after tool results is no call and an answer that states the
+//! expected facts, checked in [`super::answer`].
 
 use serde_json::Value;
 
 use super::case::{Expected, ExpectedCall};
 use crate::protocol::ToolCall;
 
-/// `Ok` when the calls are the expected decision, else why not.
-pub fn score(expected: &Expected, calls: &[ToolCall], tools: &[Value]) -> Result<(), String> {
+/// `Ok` when the decision (its calls, and its answer `content`) is the expected one, else
+/// why not.
+pub fn score(expected: &Expected, calls: &[ToolCall], content: &str, tools: &[Value]) -> Result<(), String> {
+    let got = || names(calls.iter().map(|c| c.name.as_str()));
     let expected = match expected {
         Expected::NoToolCall if calls.is_empty() => return Ok(()),
-        Expected::NoToolCall => return Err(format!("expected no tool call, got {}: {}", calls.len(), names(calls.iter().map(|c| c.name.as_str())))),
+        Expected::NoToolCall => return Err(format!("expected no tool call, got {}: {}", calls.len(), got())),
+        Expected::FinalAnswer(answer) if calls.is_empty() => return answer.check(content),
+        Expected::FinalAnswer(_) => return Err(format!("expected a final answer, got {}: {}", plural(calls.len()), got())),
         Expected::ToolCalls(expected) => expected,
     };
     let want = names(expected.iter().map(|c| c.name.as_str()));
@@ -277,7 +284,7 @@ mod tests {
     }
 
     fn one(expected: ExpectedCall, given: ToolCall) -> Result<(), String> {
-        score(&Expected::ToolCalls(vec![expected]), &[given], &tools())
+        score(&Expected::ToolCalls(vec![expected]), &[given], "", &tools())
     }
 
     #[test]
@@ -294,9 +301,9 @@ mod tests {
     #[test]
     fn the_number_of_calls_must_match() {
         let expected = Expected::ToolCalls(vec![want("calculator", json!({})), want("file_reader", json!({}))]);
-        let got = score(&expected, &[call("calculator", json!({"expression": "1"}))], &tools());
+        let got = score(&expected, &[call("calculator", json!({"expression": "1"}))], "", &tools());
         assert_eq!(got, Err("expected 2 calls ([calculator, file_reader]), got 1 ([calculator])".into()));
-        let got = score(&expected, &[], &tools());
+        let got = score(&expected, &[], "", &tools());
         assert_eq!(got, Err("expected 2 calls ([calculator, file_reader]), got a final answer".into()));
     }
 
@@ -314,14 +321,14 @@ mod tests {
             call("file_reader", json!({"path": "b.txt"})),
             call("file_reader", json!({"path": "a.txt"})),
         ];
-        assert_eq!(score(&expected, &calls, &tools()), Ok(()));
+        assert_eq!(score(&expected, &calls, "", &tools()), Ok(()));
         // Two calls to a.txt: the expected call that needs b.txt is left without one.
         let calls = [
             call("calculator", json!({"expression": "1+1"})),
             call("file_reader", json!({"path": "a.txt"})),
             call("file_reader", json!({"path": "a.txt"})),
         ];
-        assert_eq!(score(&expected, &calls, &tools()), Err("file_reader: param 'path': got \"a.txt\", expected one of [\"b.txt\"]".into()));
+        assert_eq!(score(&expected, &calls, "", &tools()), Err("file_reader: param 'path': got \"a.txt\", expected one of [\"b.txt\"]".into()));
     }
 
     #[test]
@@ -407,9 +414,21 @@ mod tests {
 
     #[test]
     fn irrelevance_is_correct_only_without_calls() {
-        assert_eq!(score(&Expected::NoToolCall, &[], &tools()), Ok(()));
-        let got = score(&Expected::NoToolCall, &[call("calculator", json!({"expression": "1"})), call("file_reader", json!({"path": "x"}))], &tools());
+        assert_eq!(score(&Expected::NoToolCall, &[], "", &tools()), Ok(()));
+        let got = score(&Expected::NoToolCall, &[call("calculator", json!({"expression": "1"})), call("file_reader", json!({"path": "x"}))], "", &tools());
         assert_eq!(got, Err("expected no tool call, got 2: [calculator, file_reader]".into()));
+    }
+
+    #[test]
+    fn a_final_answer_needs_no_call_and_the_facts_of_the_results() {
+        let groups = json!({"must_contain": [["42"], ["done", "完成"]]});
+        let expected = Expected::FinalAnswer(crate::bench::answer::FinalAnswer::from_value(&groups).unwrap());
+        assert_eq!(score(&expected, &[], "Job finished: done, 42 rows.", &tools()), Ok(()));
+        assert_eq!(score(&expected, &[], "任务完成，共 42 行。", &tools()), Ok(()));
+        assert_eq!(score(&expected, &[], "Job finished.", &tools()), Err("the answer lacks 42; done or 完成".into()));
+        // The facts in the content do not make up for a call.
+        let got = score(&expected, &[call("calculator", json!({"expression": "41 + 1"}))], "done, 42", &tools());
+        assert_eq!(got, Err("expected a final answer, got 1 call: [calculator]".into()));
     }
 
     #[test]
