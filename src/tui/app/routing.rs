@@ -246,3 +246,83 @@ impl App {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{AgentMode, Event, Phase, Settings, ToolCalling};
+    use crate::tui::Scroll;
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+
+    /// A run with more messages and raw output than any pane shows at once.
+    fn long_run() -> App {
+        let settings = Settings {
+            profile: "mock".into(),
+            mode: AgentMode::React,
+            tool_calling: ToolCalling::PromptJson,
+            step_mode: false,
+            decoding: Default::default(),
+        };
+        let mut app = App::new(settings, vec!["mock".into()]);
+        app.apply(Event::Started { question: "q".into(), mode: AgentMode::React, profile: "mock".into() });
+        for i in 0..40 {
+            app.apply(Event::Error { message: format!("error {i}") });
+        }
+        app.apply(Event::TurnStarted { turn: 1, phase: Phase::React, tool_calling: ToolCalling::PromptJson });
+        for i in 0..40 {
+            app.apply(Event::Token { text: format!("line {i}\n") });
+        }
+        app
+    }
+
+    fn draw(app: &App, width: u16, height: u16) {
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
+        terminal.draw(|f| app.render(f)).expect("draw");
+    }
+
+    fn scrolls(app: &App) -> Vec<Scroll> {
+        Pane::ALL.into_iter().map(|p| app.scroll(p)).collect()
+    }
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn page_up_scrolls_the_focused_pane_only() {
+        let mut app = long_run();
+        draw(&app, 80, 24);
+        app.on_key(key(KeyCode::Tab));
+        app.on_key(key(KeyCode::Tab));
+        assert_eq!(app.focus(), Focus::Raw);
+        app.on_key(key(KeyCode::PageUp));
+        let [messages, raw, tools, plan] = scrolls(&app)[..] else { panic!("four panes") };
+        assert!(matches!(raw, Scroll::At(_)), "{raw:?}");
+        assert_eq!([messages, tools, plan], [Scroll::Follow; 3]);
+    }
+
+    #[test]
+    fn page_up_from_the_input_scrolls_the_messages_only() {
+        let mut app = long_run();
+        draw(&app, 80, 24);
+        app.on_key(key(KeyCode::PageUp));
+        let scrolls = scrolls(&app);
+        assert!(matches!(scrolls[0], Scroll::At(_)), "{scrolls:?}");
+        assert_eq!(scrolls[1..], [Scroll::Follow; 3]);
+    }
+
+    #[test]
+    fn the_wheel_over_where_a_pane_was_before_a_resize_scrolls_nothing() {
+        let mut app = long_run();
+        // Wide: the tool calls are at the top right.
+        draw(&app, 120, 40);
+        let wheel = MouseEvent { kind: MouseEventKind::ScrollUp, column: 100, row: 2, modifiers: KeyModifiers::NONE };
+        app.on_mouse(wheel);
+        assert_eq!(app.scroll(Pane::Tools), Scroll::At(0));
+        app.pane_mut(Pane::Tools).viewport_mut().follow();
+        // Compact at 80x24: nothing is drawn there any more.
+        draw(&app, 80, 24);
+        app.on_mouse(wheel);
+        assert_eq!(scrolls(&app), [Scroll::Follow; 4]);
+    }
+}
