@@ -11,14 +11,20 @@
 
 pub mod app;
 pub mod cells;
+pub mod clock;
 pub mod export;
 pub mod frame;
+mod help;
 pub mod input;
 pub mod keys;
 pub mod markdown;
+pub mod messages;
+pub mod pane;
+pub mod picker;
 pub mod plan;
 pub mod profiles;
 pub mod raw;
+pub mod status;
 pub mod terminal;
 pub mod text;
 pub mod theme;
@@ -34,7 +40,8 @@ use crossterm::event::EventStream;
 use futures_core::Stream;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
-pub use app::{App, Focus, Overlay, Pane, Scroll};
+pub use app::{App, Focus, Overlay, Pane};
+pub use pane::Scroll;
 
 use crate::protocol::{Command, Event, Settings};
 use frame::{FrameScheduler, MIN_FRAME_INTERVAL};

@@ -1,10 +1,22 @@
-//! The tool calls pane's state: the current decision's calls, the ones step mode is about
-//! to run, and when each started and finished on one timeline, so calls that ran together
-//! are seen together even when they take milliseconds.
+//! The Tool calls pane: the current decision's calls, the ones step mode is about to run,
+//! and when each started and finished on one timeline, so calls that ran together are
+//! seen together even when they take milliseconds; with its own scroll.
+
+mod table;
 
 use std::time::Instant;
 
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::Frame;
+
+pub use table::timeline_bar;
+
+use super::pane::{PaneText, Scrollable, Viewport};
+use super::theme;
 use crate::protocol::{ToolCall, ToolMessage, ToolStatus};
+
+const EMPTY: &str = "This turn's tool calls appear here as they run in parallel.";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CallState {
@@ -53,6 +65,17 @@ pub struct ToolsPane {
     /// thinks and is replaced by the first call of the next batch.
     replace_on_next: bool,
     pending_turn: Option<usize>,
+    view: Viewport,
+}
+
+impl Scrollable for ToolsPane {
+    fn viewport(&self) -> &Viewport {
+        &self.view
+    }
+
+    fn viewport_mut(&mut self) -> &mut Viewport {
+        &mut self.view
+    }
 }
 
 impl ToolsPane {
@@ -131,6 +154,13 @@ impl ToolsPane {
         }
     }
 
+    /// The run ended: calls still running or waiting to run never will.
+    pub fn stop_unfinished(&mut self) {
+        for row in self.rows.iter_mut().filter(|r| matches!(r.state, CallState::Running | CallState::Next)) {
+            row.state = CallState::Stopped;
+        }
+    }
+
     pub fn count(&self, state: CallState) -> usize {
         self.rows.iter().filter(|r| r.state == state).count()
     }
@@ -158,19 +188,87 @@ impl ToolsPane {
             .max()
             .unwrap_or(0)
     }
-}
 
-/// A bar of `width` cells for the span `start..end` on a timeline of `total` ms: the
-/// cells it covers are `█` (at least one), the others `·`.
-pub fn timeline_bar(start: f64, end: f64, total: f64, width: usize) -> String {
-    if width == 0 {
-        return String::new();
+    /// Rows the table needs at `width` (without its header): the wide layout sizes the
+    /// pane by it.
+    pub fn table_height(&self, width: usize, now: Instant, spinner: &str) -> usize {
+        table::table(self, width, now, spinner).1.len()
     }
-    let total = if total > 0.0 { total } else { 1.0 };
-    let cell = |ms: f64| ((ms / total) * width as f64).clamp(0.0, width as f64);
-    let from = (cell(start).floor() as usize).min(width - 1);
-    let to = (cell(end).ceil() as usize).clamp(from + 1, width);
-    (0..width).map(|i| if i >= from && i < to { '█' } else { '·' }).collect()
+
+    /// Draws the pane. `tabs` is the title when the pane shares its slot with the raw
+    /// output.
+    pub fn render(
+        &self,
+        frame: &mut Frame,
+        area: Rect,
+        focused: bool,
+        now: Instant,
+        spinner: &str,
+        tabs: Option<Vec<Span<'static>>>,
+    ) {
+        let width = area.width.saturating_sub(2) as usize;
+        let summary = self.batch_summary(now);
+        let title = match tabs {
+            Some(mut title) => {
+                if let Some(summary) = summary {
+                    title.push(Span::styled(format!(" {summary}"), theme::running()));
+                }
+                title
+            }
+            None => {
+                let mut title = vec![Span::styled(" Tool calls ", theme::title(focused))];
+                if let Some(turn) = self.turn {
+                    title.push(Span::styled(format!("turn {turn} "), theme::dim()));
+                }
+                if let Some(summary) = summary {
+                    let style = if self.any_running() { theme::running() } else { theme::dim() };
+                    title.push(Span::styled(format!("· {summary}"), style));
+                }
+                title
+            }
+        };
+        let bottom = (!self.rows.is_empty()).then(|| {
+            let mut parts = Vec::new();
+            for (state, label, style) in [
+                (CallState::Next, "next", theme::running()),
+                (CallState::Running, "running", theme::running()),
+                (CallState::Done, "done", theme::ok()),
+                (CallState::Failed, "failed", theme::failed()),
+                (CallState::Stopped, "stopped", theme::warn()),
+            ] {
+                let n = self.count(state);
+                if n > 0 {
+                    parts.push(Span::styled(format!(" {n} {label} "), style));
+                }
+            }
+            Line::from(parts)
+        });
+        let (header, lines) = table::table(self, width, now, spinner);
+        let text = PaneText { bottom, header: Some(header), ..PaneText::new(title, &lines, EMPTY) };
+        self.view.draw(frame, area, focused, text);
+    }
+
+    /// The title's words: how many run at once now, or ran at once.
+    fn batch_summary(&self, now: Instant) -> Option<String> {
+        let running = self.count(CallState::Running);
+        let next = self.count(CallState::Next);
+        if running > 1 {
+            return Some(format!("running {running} in parallel "));
+        }
+        if running == 1 {
+            return Some("running 1 ".to_string());
+        }
+        if next > 0 {
+            return Some(format!("{next} next (step mode) "));
+        }
+        let ran = self.rows.len();
+        if ran == 0 {
+            return None;
+        }
+        let at_once = self.most_at_once(now);
+        let span = table::format_duration(self.span_ms(now));
+        Some(if at_once > 1 { format!("{ran} calls, {at_once} in parallel · {span} ") } else { format!("{ran} calls · {span} ") })
+    }
 }
 
 #[cfg(test)]
@@ -196,13 +294,5 @@ mod tests {
         assert_eq!(pane.rows[2].span_ms(pane.origin, now), (3.0, 4.0));
         assert_eq!(pane.most_at_once(now), 2);
         assert_eq!(pane.span_ms(now), 4.0);
-    }
-
-    #[test]
-    fn bars_place_each_call_on_the_shared_timeline() {
-        assert_eq!(timeline_bar(0.0, 10.0, 10.0, 5), "█████");
-        assert_eq!(timeline_bar(0.0, 0.1, 10.0, 5), "█····");
-        assert_eq!(timeline_bar(5.0, 10.0, 10.0, 4), "··██");
-        assert_eq!(timeline_bar(0.0, 0.0, 0.0, 3), "█··");
     }
 }

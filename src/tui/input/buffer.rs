@@ -1,7 +1,7 @@
-//! The input box: a multi-line text buffer with a cursor (a byte offset always on a char
+//! The input's text: a multi-line buffer with a cursor (a byte offset always on a char
 //! boundary), readline-like moves, and a history of sent questions.
 
-use super::text::{char_width, sanitize};
+use crate::tui::text::{char_width, sanitize};
 
 #[derive(Clone, Debug, Default)]
 pub struct InputBox {

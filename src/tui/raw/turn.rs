@@ -1,5 +1,4 @@
-//! The raw output pane's state: the model's text per decision as it streams, and each
-//! decision's token counts and speed.
+//! One decision's raw output as it streams, and the words for its token counts and speed.
 //!
 //! Streamed text is kept as committed lines plus the partial line still being decoded (the
 //! idea of codex's streaming controller): committed lines are wrapped once and cached,
@@ -9,22 +8,10 @@ use std::cell::RefCell;
 
 use ratatui::text::{Line, Span};
 
-use super::text::{sanitize, wrap_text};
-use super::theme;
+use crate::tui::text::{sanitize, wrap_text};
+use crate::tui::theme;
 use crate::brain::Decoding;
 use crate::protocol::{DecisionStats, Phase, ToolCalling};
-
-#[derive(Debug, Default)]
-pub struct RawPane {
-    pub segments: Vec<RawSegment>,
-}
-
-#[derive(Debug)]
-pub enum RawSegment {
-    /// A new question starts here.
-    Question { text: String },
-    Turn(RawTurn),
-}
 
 #[derive(Debug)]
 pub struct RawTurn {
@@ -229,45 +216,6 @@ pub fn mask_line(stats: &DecisionStats) -> String {
         "–".to_string()
     };
     format!("mask {per_token} · {share} of decode · grammar {:.0} ms", stats.grammar_ms)
-}
-
-impl RawPane {
-    pub fn clear(&mut self) {
-        self.segments.clear();
-    }
-
-    pub fn current(&self) -> Option<&RawTurn> {
-        self.segments.iter().rev().find_map(|s| match s {
-            RawSegment::Turn(t) => Some(t),
-            RawSegment::Question { .. } => None,
-        })
-    }
-
-    pub fn current_mut(&mut self) -> Option<&mut RawTurn> {
-        self.segments.iter_mut().rev().find_map(|s| match s {
-            RawSegment::Turn(t) => Some(t),
-            RawSegment::Question { .. } => None,
-        })
-    }
-
-    /// All lines; `streaming` puts a cursor after the last decision's text.
-    pub fn lines(&self, width: usize, streaming: bool) -> Vec<Line<'static>> {
-        let mut out = Vec::new();
-        let last = self.segments.len().saturating_sub(1);
-        for (i, segment) in self.segments.iter().enumerate() {
-            if i > 0 {
-                out.push(Line::default());
-            }
-            match segment {
-                RawSegment::Question { text } => {
-                    let label = super::text::truncate(&super::text::one_line(text), width.saturating_sub(4));
-                    out.push(Line::from(Span::styled(format!("» {label}"), theme::user())));
-                }
-                RawSegment::Turn(turn) => out.extend(turn.lines(width, streaming && i == last)),
-            }
-        }
-        out
-    }
 }
 
 #[cfg(test)]
