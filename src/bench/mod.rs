@@ -9,12 +9,14 @@
 //! | the AST-style checker | [`score`] |
 //! | settings grid x cases x repeats, one record per decision | [`runner`] |
 //! | summary statistics, `report.json`, `report.md`, the printed table | [`report`] |
+//! | whole conversations through the agent loop, answers scored | [`conversations`] |
 //!
 //! The library computes; `b4 bench` (src/cli/bench.rs) does the file writing, the
 //! progress bar and Ctrl+C.
 
 pub mod bfcl;
 pub mod case;
+pub mod conversations;
 pub mod report;
 pub mod runner;
 pub mod score;

@@ -3,6 +3,7 @@
 //! line with their context.
 
 mod bench;
+mod bench_conversations;
 mod chat;
 mod decide;
 mod interrupt;
@@ -47,7 +48,7 @@ pub enum Cmd {
     Models(models::ModelsArgs),
     /// The live terminal UI (also what `b4` with no command opens).
     Tui(tui::TuiArgs),
-    /// Run bench cases (or BFCL question files) and score validity, correctness and speed.
+    /// Run bench cases (or BFCL question files) and score validity, correctness and speed; or whole conversations (--conversations).
     Bench(bench::BenchArgs),
     /// Load, prefill, decode and memory figures of model profiles (and llama.cpp's, when installed).
     Perf(perf::PerfArgs),
