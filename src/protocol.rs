@@ -529,6 +529,9 @@ pub struct Settings {
     /// Free or constrained decoding for the next decision.
     #[serde(default)]
     pub decoding: Decoding,
+    /// How a fresh request's decision is asked under prompt_json.
+    #[serde(default)]
+    pub strategy: Strategy,
 }
 
 /// What the screen asks of the engine.

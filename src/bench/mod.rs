@@ -11,6 +11,7 @@
 //! | final answers after tool results: the facts they must state | [`answer`] |
 //! | settings grid x cases x repeats, one record per decision | [`runner`] |
 //! | summary statistics, `report.json`, `report.md`, the printed table | [`report`] |
+//! | whole conversations through the agent loop, answers scored | [`conversations`] |
 //!
 //! The library computes; `b4 bench` (src/cli/bench.rs) does the file writing, the
 //! progress bar and Ctrl+C.
@@ -18,6 +19,7 @@
 pub mod answer;
 pub mod bfcl;
 pub mod case;
+pub mod conversations;
 pub mod report;
 pub mod runner;
 pub mod score;

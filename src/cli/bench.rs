@@ -67,6 +67,11 @@ pub struct BenchArgs {
     /// Its possible-answers file (JSON lines: id, ground_truth).
     #[arg(long = "bfcl-answers", alias = "bfcl_answers", value_name = "ANSWERS.json", requires = "bfcl")]
     pub bfcl_answers: Option<PathBuf>,
+    /// A conversation set (`questions.json` naming its workspace folder): each question is
+    /// asked through the whole agent loop on a copy of the workspace and its final answer
+    /// scored (see docs/bench/README.md).
+    #[arg(long, value_name = "QUESTIONS.json", conflicts_with_all = ["cases_dir", "bfcl", "tools_schema"])]
+    pub conversations: Option<PathBuf>,
     /// Where the report and the per-case files go.
     #[arg(long, value_name = "DIR")]
     pub outdir: PathBuf,
@@ -111,30 +116,13 @@ impl DecodingChoice {
 }
 
 pub fn run(args: BenchArgs) -> Result<ExitCode> {
+    if let Some(questions) = &args.conversations {
+        return super::bench_conversations::run(&args, questions);
+    }
     let config = super::load_config(args.model_config.as_deref())?;
     let cases = load_cases(&args)?;
     let tools = args.tools_schema.as_deref().map(load_tools_schema).transpose()?;
-    let profiles = profiles(&args, &config)?;
-    let tool_callings = match args.tool_calling {
-        Some(choice) => choice.expand(),
-        None => vec![config.tool_calling.mode],
-    };
-    let mut settings = Vec::new();
-    for profile in &profiles {
-        let decodings = match args.decoding {
-            Some(choice) => choice.expand(),
-            None => vec![profile.decoding],
-        };
-        let strategies = if args.strategy.is_empty() { vec![profile.strategy] } else { args.strategy.clone() };
-        for strategy in &strategies {
-            let profile = Profile { strategy: *strategy, ..profile.clone() };
-            for tool_calling in &tool_callings {
-                for decoding in &decodings {
-                    settings.push(Setting::new(profile.clone(), *tool_calling, *decoding));
-                }
-            }
-        }
-    }
+    let (profiles, settings) = grid(&args, &config)?;
     let plan = BenchPlan {
         mode: args.mode,
         settings,
@@ -198,6 +186,33 @@ fn load_cases(args: &BenchArgs) -> Result<Vec<case::BenchCase>> {
     }
     case::check_unique(&cases)?;
     Ok(case::select(cases, &args.ids, args.limit)?)
+}
+
+/// The profiles to compare and the settings grid: each profile x way of passing tools x
+/// decoding (`--tool_calling` and `--decoding`, else the config's and the profile's).
+pub(super) fn grid(args: &BenchArgs, config: &crate::brain::ModelConfig) -> Result<(Vec<Profile>, Vec<Setting>)> {
+    let profiles = profiles(args, config)?;
+    let tool_callings = match args.tool_calling {
+        Some(choice) => choice.expand(),
+        None => vec![config.tool_calling.mode],
+    };
+    let mut settings = Vec::new();
+    for profile in &profiles {
+        let decodings = match args.decoding {
+            Some(choice) => choice.expand(),
+            None => vec![profile.decoding],
+        };
+        let strategies = if args.strategy.is_empty() { vec![profile.strategy] } else { args.strategy.clone() };
+        for strategy in &strategies {
+            let profile = Profile { strategy: *strategy, ..profile.clone() };
+            for tool_calling in &tool_callings {
+                for decoding in &decodings {
+                    settings.push(Setting::new(profile.clone(), *tool_calling, *decoding));
+                }
+            }
+        }
+    }
+    Ok((profiles, settings))
 }
 
 /// The profiles to compare: the mock for `--mode mock`, else each `--model_name` (or the default).
@@ -300,12 +315,12 @@ fn describe(record: &CaseRecord) -> String {
     text
 }
 
-fn now() -> String {
+pub(super) fn now() -> String {
     chrono::Local::now().format("%Y-%m-%d %H:%M:%S %:z").to_string()
 }
 
 /// The command as typed, with `b4` for the program and quotes where needed.
-fn command_line() -> String {
+pub(super) fn command_line() -> String {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quoted = args.iter().map(|a| {
         if !a.is_empty() && a.chars().all(|c| c.is_alphanumeric() || "-_./=:,+@".contains(c)) {
@@ -318,6 +333,6 @@ fn command_line() -> String {
 }
 
 /// Writes text atomically (temp file + rename).
-fn write_text(path: &Path, text: &str) -> Result<()> {
+pub(super) fn write_text(path: &Path, text: &str) -> Result<()> {
     interrupt::write_atomic(path, text.as_bytes())
 }

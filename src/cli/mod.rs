@@ -3,6 +3,7 @@
 //! line with their context.
 
 mod bench;
+mod bench_conversations;
 mod chat;
 mod decide;
 mod interrupt;
@@ -47,7 +48,7 @@ pub enum Cmd {
     Models(models::ModelsArgs),
     /// The live terminal UI (also what `b4` with no command opens).
     Tui(tui::TuiArgs),
-    /// Run bench cases (or BFCL question files) and score validity, correctness and speed.
+    /// Run bench cases (or BFCL question files) and score validity, correctness and speed; or whole conversations (--conversations).
     Bench(bench::BenchArgs),
     /// Load, prefill, decode and memory figures of model profiles (and llama.cpp's, when installed).
     Perf(perf::PerfArgs),
@@ -121,6 +122,7 @@ pub fn session(
         mode,
         tool_calling: model.tool_calling.unwrap_or(config.tool_calling.mode),
         decoding: model.decoding.unwrap_or(profile.decoding),
+        strategy: model.strategy.unwrap_or(profile.strategy),
         step_mode,
     };
     config.models.entry(profile.name.clone()).or_insert_with(|| profile.clone());

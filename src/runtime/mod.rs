@@ -212,7 +212,7 @@ impl Run<'_> {
             tool_calling,
             exclusivity: self.exclusivity,
             decoding: Some(settings.decoding),
-            strategy: None,
+            strategy: Some(settings.strategy),
         };
         let brain = self.brain.clone();
         let events = self.events.clone();

@@ -368,6 +368,7 @@ mod tests {
             tool_calling: ToolCalling::PromptJson,
             step_mode: false,
             decoding: Decoding::Free,
+            strategy: Default::default(),
         }
     }
 

@@ -21,6 +21,7 @@ pub fn settings() -> Settings {
         tool_calling: ToolCalling::PromptJson,
         step_mode: false,
         decoding: Decoding::Free,
+        strategy: Default::default(),
     }
 }
 

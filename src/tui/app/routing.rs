@@ -262,6 +262,7 @@ mod tests {
             tool_calling: ToolCalling::PromptJson,
             step_mode: false,
             decoding: Default::default(),
+            strategy: Default::default(),
         };
         let mut app = App::new(settings, vec!["mock".into()]);
         app.apply(Event::Started { question: "q".into(), mode: AgentMode::React, profile: "mock".into() });
