@@ -379,6 +379,10 @@ pub struct DecisionReport {
     pub stats: DecisionStats,
     /// What was repaired or dropped on the way.
     pub warnings: Vec<String>,
+    /// Where the model chose between answering and calling (constrained prompt_json): the
+    /// answer's best logit minus the call's, before the profile's `no_call_bias`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_call_margin: Option<f64>,
 }
 
 impl DecisionReport {
@@ -396,6 +400,7 @@ impl DecisionReport {
             reasoning: None,
             stats: DecisionStats::default(),
             warnings: Vec::new(),
+            no_call_margin: None,
         }
     }
 

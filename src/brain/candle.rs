@@ -61,6 +61,7 @@ impl Brain for CandleBrain {
         let mut attempts = 0;
         let mut decoding;
         let strategy = request.strategy.unwrap_or(self.profile.strategy);
+        let margin = constrain::Margin::default();
         loop {
             attempts += 1;
             let input = prompt::build(
@@ -76,7 +77,8 @@ impl Brain for CandleBrain {
             decoding = request.decoding.unwrap_or(self.profile.decoding);
             if decoding == Decoding::Constrained {
                 let compiling = Instant::now();
-                match constrain::for_request(&self.model, request, strategy) {
+                let choice = constrain::AnswerChoice { bias: self.profile.no_call_bias, margin: margin.clone() };
+                match constrain::for_request(&self.model, request, strategy, &choice) {
                     Ok(constraint) => params.constraint = Some(constraint),
                     Err(e) => {
                         warnings.push(format!("decoded without constraint: {e}"));
@@ -104,6 +106,7 @@ impl Brain for CandleBrain {
                     reasoning: parsed.and_then(|p| p.reasoning.clone()),
                     stats: stats.clone(),
                     warnings,
+                    no_call_margin: margin.lock().ok().and_then(|m| m.map(f64::from)),
                     ..DecisionReport::new(&self.profile.name, request.phase, request.tool_calling, Some(decoding))
                 },
             };

@@ -61,6 +61,9 @@ pub struct Profile {
     pub decoding: Decoding,
     /// How a fresh request's decision is asked (prompt_json): see [`Strategy`].
     pub strategy: Strategy,
+    /// Added to the logits of "no call" where a constrained prompt_json decision chooses
+    /// between answering and calling (0: the model's own preference).
+    pub no_call_bias: f32,
     /// Mock backend only: how long each decision takes, in milliseconds (cancellable), so
     /// cancelling and interrupting can be tried and tested without a model.
     #[serde(skip_serializing_if = "is_zero")]
@@ -90,6 +93,7 @@ impl Default for Profile {
             seed: 42,
             decoding: Decoding::Free,
             strategy: Strategy::default(),
+            no_call_bias: 0.0,
             mock_delay_ms: 0,
         }
     }

@@ -16,11 +16,16 @@
 //! The grammar is complete when the answer is: the decoder then stops (only the end of
 //! turn would be left). An answer cut off by `max_new_tokens` is still cut off.
 
+mod bias;
+mod closing;
+mod formats;
 mod grammar;
 mod matcher;
 mod tasks;
 mod vocab;
 
+pub use closing::{Closing, RESERVE};
+pub use bias::{AnswerBias, ChoicePoint, Margin, EMPTY_CALLS, NO_TOOL_TASK};
 pub use grammar::{after_tasks_lark, lark, tasks_lark, KeyOrder, NativeStyle, Target, NO_TOOL};
 pub use matcher::GrammarConstraint;
 pub use tasks::{chosen_tools, TasksFirst};
@@ -59,13 +64,23 @@ pub fn target(phase: Phase, way: ToolCalling, style: NativeStyle, after_results:
     }
 }
 
+/// How the choice between answering and calling is watched and weighted.
+#[derive(Clone, Debug, Default)]
+pub struct AnswerChoice {
+    /// Added to the answer's logits where the model chooses (see [`bias`]).
+    pub bias: f32,
+    /// Receives the model's own margin at the first choice.
+    pub margin: Margin,
+}
+
 /// The constraint for one decision of `request` on `model` under `strategy`: tasks-first
 /// replaces the calls-first envelope (a fresh prompt_json request); every other form is
-/// one grammar.
+/// one grammar. Fresh envelope decisions have their answer-or-call choice watched.
 pub fn for_request(
     model: &ModelHandle,
     request: &DecisionRequest,
     strategy: Strategy,
+    choice: &AnswerChoice,
 ) -> Result<Box<dyn TokenConstraint + Send>, ConstrainError> {
     let style = model
         .chat_template()
@@ -74,10 +89,18 @@ pub fn for_request(
     let after_results = matches!(request.messages.last(), Some(Message::Tool(_)));
     let target = target(request.phase, request.tool_calling, style, after_results);
     let space = TokenSpace::for_model(model)?;
+    let watched = |point| (point, choice.bias, choice.margin.clone());
     if uses_tasks(target, strategy, &request.tools) {
-        return Ok(Box::new(TasksFirst::new(space, &request.tools)?));
+        let (point, bias, margin) = watched(NO_TOOL_TASK);
+        let inner = TasksFirst::new(space.clone(), &request.tools)?;
+        return Ok(Box::new(Closing::new(AnswerBias::new(inner, space.clone(), point, bias, margin), space)));
     }
-    Ok(Box::new(space.constraint(&lark(&request.tools, target)?)?))
+    let inner = space.constraint(&lark(&request.tools, target)?)?;
+    if target == Target::Envelope(KeyOrder::CallsFirst) && !request.tools.is_empty() {
+        let (point, bias, margin) = watched(EMPTY_CALLS);
+        return Ok(Box::new(Closing::new(AnswerBias::new(inner, space.clone(), point, bias, margin), space)));
+    }
+    Ok(Box::new(Closing::new(inner, space)))
 }
 
 /// Whether a decision of this form is asked tasks-first: a fresh envelope decision with

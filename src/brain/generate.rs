@@ -37,6 +37,9 @@ pub trait TokenConstraint {
     fn commit(&mut self, token: u32) -> Result<(), String>;
     /// Whether the output is complete: generation stops with [`StopKind::Constraint`].
     fn is_finished(&self) -> bool;
+    /// Before each token: how many tokens the budget has left, this one included (so a
+    /// constraint can close its answer in time).
+    fn budget(&mut self, _remaining: usize) {}
     /// Sets the logits of the tokens not allowed next to `-inf`, in place; `Ok(false)` when
     /// none is allowed. The default goes through [`TokenConstraint::allowed`]; a constraint
     /// that has a bitset over a large vocabulary applies it directly.
@@ -466,6 +469,7 @@ impl Decoder {
             }
             let mut values = logit_values(&logits, vocab)?;
             if let Some(c) = params.constraint.as_mut() {
+                c.budget(max_new - step);
                 let masking = Instant::now();
                 let any = c.mask_logits(&mut values).map_err(|e| BrainError::Generation(format!("constraint: {e}")))?;
                 stats.mask_ms += ms_since(masking);

@@ -50,6 +50,13 @@ const DECIDE_RULE: &str = "When the request needs a file, a calculation, a searc
 use schema B: put every needed call in tool_calls and leave content empty (\"\"). Use schema A \
 only to answer directly, or when tool results already answer the request. ";
 
+/// Argument values: the 0.5B translated Chinese text values into English, dropped optional
+/// parameters the request gave ("unread", "in cm") and invented ones it did not.
+const ARGS_RULE: &str = "Arguments: give every parameter whose value the request states, optional \
+ones too, with the value as the request writes it (same words, same language, same numbers), in the \
+format the parameter's description asks for; leave out parameters the request does not mention. \
+If no listed tool does what the request asks, use schema A and answer it yourself. ";
+
 const ENVELOPE_REMINDER: &str = "Answer ONLY with one JSON object (schema A or schema B).";
 
 const EXCLUSIVE_ENVELOPE: &str = "content and tool_calls are exclusive: either schema A \
@@ -144,6 +151,7 @@ fn envelope_system(tools: &[Value], listed: &[Value], builtin: bool, strategy: S
     text.push_str(&schema_b.to_string());
     text.push_str("\nYou may include zero, one, or multiple tool_calls in the array: one call for each task the request names, and no others. ");
     text.push_str(DECIDE_RULE);
+    text.push_str(ARGS_RULE);
     text.push_str(use_only(builtin));
     push_tool_list(&mut text, listed);
     text
@@ -397,7 +405,7 @@ Valid schema A (final answer, no tools needed):\n\
 {{\"content\":\"final answer text\",\"tool_calls\":[]}}\n\
 Valid schema B (call one or more tools, content must be empty):\n\
 {{\"content\":\"\",\"tool_calls\":[{{\"id\":\"call_001\",\"name\":\"file_reader\",\"args\":{{\"path\":\"docs/agent_intro.txt\",\"max_chars\":2000}}}}]}}\n\
-You may include zero, one, or multiple tool_calls in the array: one call for each task the request names, and no others. {DECIDE_RULE}Use only the tools listed below, with their parameter names.\n\
+You may include zero, one, or multiple tool_calls in the array: one call for each task the request names, and no others. {DECIDE_RULE}{ARGS_RULE}Use only the tools listed below, with their parameter names.\n\
 Available tools:\n{FILE_READER}\n{CALCULATOR}"
         )
     }

@@ -119,6 +119,7 @@ fn read_tools(tools: &[Value]) -> Result<Vec<Tool>, ConstrainError> {
         }
         let mut args = args;
         close_objects(&mut args);
+        super::formats::add_patterns(&mut args);
         bound_strings(&mut args);
         out.push(Tool { name: name.to_string(), args });
     }

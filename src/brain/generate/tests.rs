@@ -176,6 +176,33 @@ fn the_constraint_masks_every_token_and_can_end_generation() {
     assert!(pieces.is_empty());
 }
 
+/// Records the budget it is told before each token.
+struct Budgets(Arc<Mutex<Vec<usize>>>);
+
+impl TokenConstraint for Budgets {
+    fn allowed(&mut self) -> Option<Vec<u32>> {
+        Some((0..256).collect())
+    }
+    fn commit(&mut self, _token: u32) -> Result<(), String> {
+        Ok(())
+    }
+    fn is_finished(&self) -> bool {
+        false
+    }
+    fn budget(&mut self, remaining: usize) {
+        self.0.lock().unwrap().push(remaining);
+    }
+}
+
+#[test]
+fn the_constraint_is_told_the_tokens_left_before_each_token() {
+    let (_dir, handle) = tiny();
+    let told = Arc::new(Mutex::new(Vec::new()));
+    let (done, _) = run(&handle, "hello", GenParams { constraint: Some(Box::new(Budgets(told.clone()))), ..params(5) });
+    assert_eq!(done.tokens.len(), 5);
+    assert_eq!(*told.lock().unwrap(), vec![5, 4, 3, 2, 1]);
+}
+
 #[test]
 fn seeded_sampling_repeats() {
     let (_dir, handle) = tiny();
