@@ -21,7 +21,7 @@ use b4_agent::brain::generate::{GenParams, ModelHandle};
 use b4_agent::brain::model::{CpuQwen2, Qwen2, Qwen2Config};
 use b4_agent::brain::prompt::{self, Reminder};
 use b4_agent::brain::tokenizer::ModelTokenizer;
-use b4_agent::protocol::{Phase, ToolCalling};
+use b4_agent::protocol::{Phase, Strategy, ToolCalling};
 use candle_core::quantized::gguf_file;
 use candle_core::Device;
 use serde_json::{json, Value};
@@ -71,7 +71,7 @@ fn rendered_prompts(handle: &ModelHandle) -> Vec<(String, String)> {
         .iter()
         .map(|case| {
             let tools = case.tools.clone().unwrap_or_else(|| default_tools.clone());
-            let input = prompt::build(&case.messages, &tools, Phase::React, ToolCalling::PromptJson, Reminder::None);
+            let input = prompt::build(&case.messages, &tools, Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None);
             (case.id.clone(), handle.render(&input.messages, input.tools.as_deref()).unwrap())
         })
         .collect()

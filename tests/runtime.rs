@@ -93,6 +93,7 @@ fn harness<'a>(fx: &'a Fixture, brain: Box<dyn Brain>, mode: AgentMode, max_turn
             tool_calling: ToolCalling::PromptJson,
             step_mode: false,
             decoding: Decoding::Free,
+            strategy: Default::default(),
         })),
         exclusivity: Exclusivity::ContentWins,
         max_turns,

@@ -119,6 +119,7 @@ impl Brain for CandleBrain {
                 }
             };
             warnings.extend(parsed.rejected.iter().map(|r| format!("refused call: {r}")));
+            warnings.extend(parsed.repaired.iter().map(|r| format!("rewritten to the described format: {r}")));
             let both = !parsed.content.trim().is_empty() && !parsed.tool_calls.is_empty();
             let mut ai = AiMessage { content: parsed.content.clone(), tool_calls: parsed.tool_calls.clone() };
             if both && !is_envelope(parsed.format) {

@@ -35,6 +35,9 @@ pub struct Parsed {
     pub format: &'static str,
     /// Calls refused, each with its reason (unknown tool, undecodable call).
     pub rejected: Vec<String>,
+    /// Argument values rewritten into the notation their description names
+    /// (`tool: param: old -> new`).
+    pub repaired: Vec<String>,
 }
 
 impl Parsed {
@@ -151,6 +154,17 @@ impl Ctx<'_> {
         self.names().contains(&name)
     }
 
+    /// A tool's parameters schema (`null` when the tool or its parameters are unknown).
+    fn parameters(&self, tool: &str) -> &Value {
+        static NONE: Value = Value::Null;
+        self.tools
+            .iter()
+            .map(Self::function)
+            .find(|f| f.get("name").and_then(Value::as_str) == Some(tool))
+            .and_then(|f| f.get("parameters"))
+            .unwrap_or(&NONE)
+    }
+
     /// The JSON schema type of a tool's parameter (the first non-null one of a union).
     fn param_type(&self, tool: &str, param: &str) -> Option<&str> {
         let function = self
@@ -176,6 +190,7 @@ fn finish(
     reasoning: Option<String>,
 ) -> Parsed {
     let mut rejected = Vec::new();
+    let mut repaired = Vec::new();
     let mut accept = |call: Result<ToolCall, String>, label: String| match call {
         Err(reason) => {
             rejected.push(format!("{label}{reason}"));
@@ -186,7 +201,12 @@ fn finish(
             rejected.push(format!("{label}{}: unknown tool (available: {known})", call.name));
             None
         }
-        Ok(call) => Some(call),
+        Ok(mut call) => {
+            let parameters = ctx.parameters(&call.name);
+            let notes = crate::brain::constrain::normalize_args(&mut call.args, parameters);
+            repaired.extend(notes.into_iter().map(|n| format!("{}: {n}", call.name)));
+            Some(call)
+        }
     };
 
     let mut calls = Vec::new();
@@ -230,7 +250,7 @@ fn finish(
             })
             .collect(),
     });
-    Parsed { content: found.content, tool_calls: calls, plan, reasoning, format, rejected }
+    Parsed { content: found.content, tool_calls: calls, plan, reasoning, format, rejected, repaired }
 }
 
 /// Keeps given ids (unless repeated) and gives the others the next free `call_NNN`.
@@ -947,6 +967,7 @@ mod tests {
             reasoning: None,
             format,
             rejected: vec![],
+            repaired: vec![],
         }
     }
 
@@ -1385,6 +1406,7 @@ mod tests {
                     vec![(1, "读取文档", Some(read.clone())), (2, "搜索网页", None), (3, "计算", Some(calc.clone()))]
                 )),
                 rejected: vec![format!("step 2: web_search: unknown tool ({AVAILABLE})")],
+                repaired: vec![],
                 ..calls("fenced_json", "", vec![read, calc])
             }
         );

@@ -203,9 +203,11 @@ pub(super) fn grid(args: &BenchArgs, config: &crate::brain::ModelConfig) -> Resu
             None => vec![profile.decoding],
         };
         let strategies = if args.strategy.is_empty() { vec![profile.strategy] } else { args.strategy.clone() };
-        for strategy in &strategies {
-            let profile = Profile { strategy: *strategy, ..profile.clone() };
-            for tool_calling in &tool_callings {
+        for tool_calling in &tool_callings {
+            // The strategy shapes prompt_json decisions only: builtin runs once, with the first.
+            let strategies = if *tool_calling == ToolCalling::PromptJson { &strategies[..] } else { &strategies[..1] };
+            for strategy in strategies {
+                let profile = Profile { strategy: *strategy, ..profile.clone() };
                 for decoding in &decodings {
                     settings.push(Setting::new(profile.clone(), *tool_calling, *decoding));
                 }

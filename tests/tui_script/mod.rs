@@ -259,6 +259,7 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
             tool_calling: ToolCalling::PromptJson,
             step_mode: true,
             decoding: Decoding::Free,
+            strategy: Default::default(),
         }),
         Event::Started { question: PLAN_QUESTION.into(), mode: AgentMode::PlanExecute, profile: "qwen-0.5b".into() },
         Event::MessageAppended { message: Message::user(PLAN_QUESTION) },
@@ -333,6 +334,7 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
         tool_calling: ToolCalling::Builtin,
         step_mode: true,
         decoding: Decoding::Constrained,
+        strategy: Default::default(),
     }));
     ev.push(Event::Paused { what: "decision 2".into(), calls: vec![] });
     ev.push(Event::TurnStarted { turn: 2, phase: Phase::Step, tool_calling: ToolCalling::Builtin });
