@@ -71,7 +71,7 @@ fn rendered_prompts(handle: &ModelHandle) -> Vec<(String, String)> {
         .iter()
         .map(|case| {
             let tools = case.tools.clone().unwrap_or_else(|| default_tools.clone());
-            let input = prompt::build(&case.messages, &tools, Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None);
+            let input = prompt::build(&case.messages, &tools, Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, None);
             (case.id.clone(), handle.render(&input.messages, input.tools.as_deref()).unwrap())
         })
         .collect()

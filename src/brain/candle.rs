@@ -62,6 +62,7 @@ impl Brain for CandleBrain {
         let mut decoding;
         let strategy = request.strategy.unwrap_or(self.profile.strategy);
         let margin = constrain::Margin::default();
+        let prefix = self.model.chat_template().and_then(|t| prompt::system_prefix(t, &request.messages, &request.tools));
         loop {
             attempts += 1;
             let input = prompt::build(
@@ -71,6 +72,7 @@ impl Brain for CandleBrain {
                 request.tool_calling,
                 strategy,
                 reminder,
+                prefix.as_ref(),
             );
             let prompt_text = self.model.render(&input.messages, input.tools.as_deref())?;
             let mut params = self.params();

@@ -2,21 +2,27 @@
 //! (`{"role","content"}`), with the seeds' prompt injected for the chosen way of passing
 //! tools and the phase.
 //!
-//! - `prompt_json` (React): the seeds' envelope system prompt (schema A / schema B, "zero,
-//!   one, or multiple tool_calls", the tools listed), earlier decisions as their envelope
-//!   JSON, and after the last ToolMessages a user reminder that counts them.
+//! - `prompt_json` (React): the seeds' envelope rules (schema A / schema B, "zero, one, or
+//!   multiple tool_calls"), earlier decisions as their envelope JSON, and after the last
+//!   ToolMessages a user reminder that counts them.
 //! - `builtin` (React): the messages as they are; the tools go to the template's `tools`
 //!   variable and the model answers in its native format. Nothing is injected (only the
 //!   exclusivity reminder, when the caller retries with it).
 //! - `plan_execute`: `Phase::Plan` the seeds' plan prompt, `Phase::Step` the envelope
 //!   prompt plus a reminder that the steps' results are in. Both use the envelope style
-//!   whatever the way; `builtin` also passes the tools to the template.
+//!   whatever the way; `builtin` keeps the template's own tools block in front of them.
 //!
-//! The system prompt depends only on the phase, the way and the tools, and every reminder
-//! is a message of its own at the end: consecutive decisions (and bench cases) then share
-//! the longest possible token prefix, which the model does not prefill again.
+//! Where the template lists tools in the system turn, every way and phase starts with the
+//! same [`SystemPrefix`] (the conversation's system message and the tool list, as the
+//! template writes them) and puts its own rules after it; every reminder is a message of
+//! its own at the end. Consecutive decisions, F2 between ways, plan steps and bench cases
+//! then share the longest possible token prefix, which the model does not prefill again.
+
+mod prefix;
 
 use serde_json::{json, Map, Value};
+
+pub use prefix::{system_prefix, SystemPrefix};
 
 use super::constrain::NO_TOOL;
 
@@ -36,7 +42,8 @@ pub enum Reminder {
 pub struct PromptInput {
     /// Hugging Face chat messages.
     pub messages: Vec<Value>,
-    /// The template's `tools` variable: `Some` only for `builtin`.
+    /// The template's `tools` variable: `Some` only for `builtin` (ReAct, or every phase
+    /// when there is no system prefix).
     pub tools: Option<Vec<Value>>,
 }
 
@@ -66,7 +73,10 @@ Answer again with ONLY one JSON object.";
 const EXCLUSIVE_NATIVE: &str = "content and tool calls are exclusive: either answer with \
 the final answer text alone, or call tools with no other text, never both. Answer again.";
 
-/// Builds the prompt messages (and template tools) for one decision.
+/// Builds the prompt messages (and template tools) for one decision. With the model's
+/// [`SystemPrefix`] every way and phase starts from the same system text (the tools as the
+/// template lists them) and adds its own rules after it; without one (no template, or one
+/// that does not list tools in the system turn) each keeps its own system prompt.
 pub fn build(
     messages: &[Message],
     tools: &[Value],
@@ -74,18 +84,39 @@ pub fn build(
     way: ToolCalling,
     strategy: Strategy,
     reminder: Reminder,
+    prefix: Option<&SystemPrefix>,
 ) -> PromptInput {
     let builtin = way == ToolCalling::Builtin;
-    let template_tools = builtin.then(|| tools.to_vec());
-    // builtin's template lists the tools itself; listing them again costs prefill time.
-    let listed: &[Value] = if builtin { &[] } else { tools };
-
-    let mut out = match (phase, builtin) {
-        (Phase::React, true) => native_messages(messages),
-        (Phase::React | Phase::Step, _) => {
-            envelope_messages(messages, &envelope_system(tools, listed, builtin, strategy))
+    let native_react = builtin && phase == Phase::React;
+    let mut template_tools = None;
+    let mut out = match prefix {
+        _ if native_react => {
+            template_tools = Some(tools.to_vec());
+            native_messages(messages)
         }
-        (Phase::Plan, _) => envelope_messages(messages, &plan_system(tools, listed, builtin)),
+        Some(prefix) => {
+            // builtin keeps the template's call-format lines; prompt_json asks for its envelope instead.
+            let head = if builtin { prefix.whole() } else { prefix.shared.clone() };
+            let rules = match phase {
+                Phase::Plan => plan_system(tools, &[], Listed::Above),
+                Phase::React | Phase::Step => envelope_system(tools, &[], Listed::Above, strategy),
+            };
+            envelope_messages(messages, &format!("{head}\n\n{rules}"), OwnSystem::InPrefix)
+        }
+        None => {
+            // builtin's template lists the tools itself; listing them again costs prefill time.
+            let (listed, place): (&[Value], Listed) = if builtin {
+                template_tools = Some(tools.to_vec());
+                (&[], Listed::ByTemplate)
+            } else {
+                (tools, Listed::Below)
+            };
+            let system = match phase {
+                Phase::Plan => plan_system(tools, listed, place),
+                Phase::React | Phase::Step => envelope_system(tools, listed, place, strategy),
+            };
+            envelope_messages(messages, &system, OwnSystem::After)
+        }
     };
 
     let done = trailing_tool_messages(messages);
@@ -96,10 +127,29 @@ pub fn build(
         _ => {}
     }
     if reminder == Reminder::Exclusive {
-        let native = builtin && phase == Phase::React;
-        out.push(user(if native { EXCLUSIVE_NATIVE } else { EXCLUSIVE_ENVELOPE }.to_string()));
+        out.push(user(if native_react { EXCLUSIVE_NATIVE } else { EXCLUSIVE_ENVELOPE }.to_string()));
     }
     PromptInput { messages: out, tools: template_tools }
+}
+
+/// Where the prompt lists the tools, which the rules refer to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Listed {
+    /// In our system prompt, after the rules.
+    Below,
+    /// In the system prefix, before the rules.
+    Above,
+    /// By the template, out of our sight.
+    ByTemplate,
+}
+
+/// Where the conversation's own system message goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OwnSystem {
+    /// After our system prompt, in the same message.
+    After,
+    /// Already in the system prefix.
+    InPrefix,
 }
 
 fn tools_done_reminder(count: usize) -> String {
@@ -130,7 +180,7 @@ with schema A and set \"tool_calls\" to exactly []. Do not repeat the completed 
 }
 
 /// The seeds' envelope prompt (React and Step phases).
-fn envelope_system(tools: &[Value], listed: &[Value], builtin: bool, strategy: Strategy) -> String {
+fn envelope_system(tools: &[Value], listed: &[Value], place: Listed, strategy: Strategy) -> String {
     let mut text = String::from(ENVELOPE_RULES);
     let example = example_calls(tools);
     if example.is_empty() {
@@ -139,7 +189,7 @@ fn envelope_system(tools: &[Value], listed: &[Value], builtin: bool, strategy: S
     }
     if strategy == Strategy::TasksFirst {
         text.push_str(&tasks_schema_b(&example[0]));
-        text.push_str(use_only(builtin));
+        text.push_str(use_only(place));
         push_tool_list(&mut text, listed);
         return text;
     }
@@ -152,7 +202,7 @@ fn envelope_system(tools: &[Value], listed: &[Value], builtin: bool, strategy: S
     text.push_str("\nYou may include zero, one, or multiple tool_calls in the array: one call for each task the request names, and no others. ");
     text.push_str(DECIDE_RULE);
     text.push_str(ARGS_RULE);
-    text.push_str(use_only(builtin));
+    text.push_str(use_only(place));
     push_tool_list(&mut text, listed);
     text
 }
@@ -174,7 +224,7 @@ in the format the tool's description asks for; leave out optional parameters the
 }
 
 /// The seeds' plan prompt (Plan phase).
-fn plan_system(tools: &[Value], listed: &[Value], builtin: bool) -> String {
+fn plan_system(tools: &[Value], listed: &[Value], place: Listed) -> String {
     let example = example_calls(tools);
     if example.is_empty() {
         return format!("{ENVELOPE_RULES}\nNo tools are available: always answer with schema A.");
@@ -204,16 +254,16 @@ fn plan_system(tools: &[Value], listed: &[Value], builtin: bool) -> String {
         "\nOne step per tool call, in the order they should run. If no tool is needed, answer \
 with {\"content\":\"final answer text\",\"tool_calls\":[]} instead. ",
     );
-    text.push_str(use_only(builtin));
+    text.push_str(use_only(place));
     push_tool_list(&mut text, listed);
     text
 }
 
-fn use_only(builtin: bool) -> &'static str {
-    if builtin {
-        "Use only the given tools, with their parameter names."
-    } else {
-        "Use only the tools listed below, with their parameter names."
+fn use_only(place: Listed) -> &'static str {
+    match place {
+        Listed::ByTemplate => "Use only the given tools, with their parameter names.",
+        Listed::Below => "Use only the tools listed below, with their parameter names.",
+        Listed::Above => "Use only the tools listed above, with their parameter names.",
     }
 }
 
@@ -297,14 +347,14 @@ fn tool_name(tool: &Value) -> Option<&str> {
 
 /// The conversation in envelope style: one system message (ours, then the user's own),
 /// decisions as their envelope JSON text, tool results as tool messages.
-fn envelope_messages(messages: &[Message], system: &str) -> Vec<Value> {
-    let (own_system, rest) = match messages.split_first() {
+fn envelope_messages(messages: &[Message], system: &str, own_system: OwnSystem) -> Vec<Value> {
+    let (own, rest) = match messages.split_first() {
         Some((Message::System { content }, rest)) => (Some(content.as_str()), rest),
         _ => (None, messages),
     };
-    let merged = match own_system.map(str::trim).filter(|s| !s.is_empty()) {
-        Some(own) => format!("{system}\n\n{own}"),
-        None => system.to_string(),
+    let merged = match own.map(str::trim).filter(|s| !s.is_empty()) {
+        Some(own) if own_system == OwnSystem::After => format!("{system}\n\n{own}"),
+        _ => system.to_string(),
     };
     let mut out = vec![json!({"role": "system", "content": merged})];
     out.extend(rest.iter().map(|message| match message {
@@ -413,7 +463,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
     #[test]
     fn prompt_json_injects_the_seeds_prompt_merged_with_the_users_system_message() {
         let messages = vec![Message::system("记住：用户叫小王。"), Message::user("阅读 docs/agent_intro.txt")];
-        let built = build(&messages, &tools()[..2], Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None);
+        let built = build(&messages, &tools()[..2], Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, None);
         assert_eq!(
             built,
             PromptInput {
@@ -428,7 +478,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
 
     #[test]
     fn prompt_json_renders_decisions_as_envelopes_and_counts_the_tool_results() {
-        let built = build(&after_two_calls(), &tools()[..2], Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None);
+        let built = build(&after_two_calls(), &tools()[..2], Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, None);
         assert_eq!(
             built,
             PromptInput {
@@ -447,8 +497,8 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
 
     #[test]
     fn the_exclusive_retry_only_appends_a_message() {
-        let first = build(&after_two_calls(), &tools(), Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None);
-        let retry = build(&after_two_calls(), &tools(), Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::Exclusive);
+        let first = build(&after_two_calls(), &tools(), Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, None);
+        let retry = build(&after_two_calls(), &tools(), Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::Exclusive, None);
         // The retry extends the first prompt, so the model reuses all of it.
         let mut expected = first.messages.clone();
         expected.push(json!({"role": "user", "content": "content and tool_calls are exclusive: either schema A (final answer text and \"tool_calls\":[]) or schema B (\"content\":\"\" and tool calls), never both. Answer again with ONLY one JSON object."}));
@@ -459,7 +509,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
     fn builtin_passes_messages_as_they_are_and_tools_to_the_template() {
         let mut messages = vec![Message::system("You are helpful.")];
         messages.extend(after_two_calls());
-        let built = build(&messages, &tools(), Phase::React, ToolCalling::Builtin, Strategy::CallsFirst, Reminder::None);
+        let built = build(&messages, &tools(), Phase::React, ToolCalling::Builtin, Strategy::CallsFirst, Reminder::None, None);
         assert_eq!(
             built,
             PromptInput {
@@ -477,7 +527,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
                 tools: Some(tools()),
             }
         );
-        let retry = build(&messages, &tools(), Phase::React, ToolCalling::Builtin, Strategy::CallsFirst, Reminder::Exclusive);
+        let retry = build(&messages, &tools(), Phase::React, ToolCalling::Builtin, Strategy::CallsFirst, Reminder::Exclusive, None);
         assert_eq!(
             retry.messages.last(),
             Some(&json!({"role": "user", "content": "content and tool calls are exclusive: either answer with the final answer text alone, or call tools with no other text, never both. Answer again."}))
@@ -488,7 +538,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
     #[test]
     fn plan_phase_uses_the_plan_prompt() {
         let messages = vec![Message::user("总结文档并计算 3.14 * 5")];
-        let built = build(&messages, &tools()[..2], Phase::Plan, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None);
+        let built = build(&messages, &tools()[..2], Phase::Plan, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, None);
         let plan_prompt = format!(
             "You are a local tool agent. First make a plan. Answer ONLY with one JSON object and nothing else:\n\
 {{\"reasoning\":\"why these steps\",\"plan\":[{{\"step\":1,\"description\":\"Read the document\",\"tool_call\":{{\"name\":\"file_reader\",\"args\":{{\"path\":\"docs/agent_intro.txt\",\"max_chars\":2000}}}}}},{{\"step\":2,\"description\":\"Compute the expression\",\"tool_call\":{{\"name\":\"calculator\",\"args\":{{\"expression\":\"2+2\"}}}}}}]}}\n\
@@ -510,7 +560,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
     #[test]
     fn builtin_plan_leaves_the_tool_list_to_the_template() {
         let messages = vec![Message::user("总结文档")];
-        let built = build(&messages, &tools(), Phase::Plan, ToolCalling::Builtin, Strategy::CallsFirst, Reminder::None);
+        let built = build(&messages, &tools(), Phase::Plan, ToolCalling::Builtin, Strategy::CallsFirst, Reminder::None, None);
         let system = built.messages.first().and_then(|m| m["content"].as_str()).unwrap();
         assert!(system.starts_with("You are a local tool agent. First make a plan."), "{system}");
         assert!(system.ends_with("Use only the given tools, with their parameter names."), "{system}");
@@ -521,8 +571,8 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
     #[test]
     fn step_phase_shares_the_react_system_prompt_and_asks_to_continue_or_finish() {
         for way in [ToolCalling::PromptJson, ToolCalling::Builtin] {
-            let step = build(&after_two_calls(), &tools(), Phase::Step, way, Strategy::CallsFirst, Reminder::None);
-            let react_prompt = build(&after_two_calls()[..1], &tools(), Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None);
+            let step = build(&after_two_calls(), &tools(), Phase::Step, way, Strategy::CallsFirst, Reminder::None, None);
+            let react_prompt = build(&after_two_calls()[..1], &tools(), Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, None);
             if way == ToolCalling::PromptJson {
                 assert_eq!(step.messages.first(), react_prompt.messages.first());
             }
@@ -541,7 +591,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
     #[test]
     fn the_schema_b_example_only_names_tools_the_model_has() {
         let search = tools().into_iter().filter(|t| t["function"]["name"] == "local_file_search").collect::<Vec<_>>();
-        let built = build(&[Message::user("搜索 Agent")], &search, Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None);
+        let built = build(&[Message::user("搜索 Agent")], &search, Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, None);
         let system = built.messages.first().and_then(|m| m["content"].as_str()).unwrap();
         assert!(
             system.contains(r#"{"content":"","tool_calls":[{"id":"call_001","name":"local_file_search","args":{"query":"..."}}]}"#),
@@ -549,7 +599,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
         );
         assert!(!system.contains("file_reader"), "{system}");
 
-        let none = build(&[Message::user("你好")], &[], Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None);
+        let none = build(&[Message::user("你好")], &[], Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, None);
         assert_eq!(
             none.messages.first(),
             Some(&json!({"role": "system", "content": "You are a local tool agent. Answer ONLY with one JSON object and nothing else.\nValid schema A (final answer, no tools needed):\n{\"content\":\"final answer text\",\"tool_calls\":[]}\nNo tools are available: always answer with schema A."}))
@@ -561,11 +611,72 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
         let mut messages = after_two_calls();
         messages.push(Message::Assistant(AiMessage::answer("Agent 系统；15.7")));
         messages.push(Message::user("谢谢"));
-        let built = build(&messages, &tools(), Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None);
+        let built = build(&messages, &tools(), Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, None);
         assert_eq!(built.messages.last(), Some(&json!({"role": "user", "content": "谢谢"})));
         assert_eq!(
             built.messages.get(5),
             Some(&json!({"role": "assistant", "content": r#"{"content":"Agent 系统；15.7","tool_calls":[]}"#}))
         );
+    }
+
+    /// Every way and phase, rendered by Qwen2.5's template with the system prefix.
+    fn rendered_with_prefix(messages: &[Message], phase: Phase, way: ToolCalling) -> String {
+        let template = prefix::qwen25();
+        let system = system_prefix(&template, messages, &tools()).unwrap();
+        let input = build(messages, &tools(), phase, way, Strategy::CallsFirst, Reminder::None, Some(&system));
+        template.render(&input.messages, input.tools.as_deref(), true).unwrap()
+    }
+
+    #[test]
+    fn with_a_system_prefix_every_way_and_phase_shares_the_tool_list() {
+        let template = prefix::qwen25();
+        let question = vec![Message::system("记住：用户叫小王。"), Message::user("读文件并计算 3.14 * 5")];
+        let mut after = after_two_calls();
+        after.insert(0, Message::system("记住：用户叫小王。"));
+        let system = system_prefix(&template, &question, &tools()).unwrap();
+        let shared = format!("<|im_start|>system\n{}", system.shared);
+
+        let mut prompts = Vec::new();
+        for way in [ToolCalling::PromptJson, ToolCalling::Builtin] {
+            prompts.push((way, Phase::React, rendered_with_prefix(&question, Phase::React, way)));
+            prompts.push((way, Phase::Plan, rendered_with_prefix(&question, Phase::Plan, way)));
+            prompts.push((way, Phase::Step, rendered_with_prefix(&after, Phase::Step, way)));
+        }
+        for (way, phase, prompt) in &prompts {
+            assert!(prompt.starts_with(&shared), "{way:?} {phase:?} does not start with the shared prefix:\n{prompt}");
+            // The user's own system message is in the prefix once, not repeated after the rules.
+            assert_eq!(prompt.matches("记住：用户叫小王。").count(), 1, "{way:?} {phase:?}:\n{prompt}");
+            assert_eq!(prompt.matches("\"name\": \"file_reader\", \"description\"").count(), 1, "tools listed once: {way:?} {phase:?}");
+        }
+        let (react_json, react_builtin) = (&prompts[0].2, &prompts[3].2);
+        // prompt_json asks for its envelope right after the list, not for the template's <tool_call> lines.
+        assert!(react_json.contains("</tools>\n\nYou are a local tool agent. Answer ONLY with one JSON object"), "{react_json}");
+        assert!(react_json.contains("Use only the tools listed above") && !react_json.contains("<tool_call>"), "{react_json}");
+        // builtin ReAct is the template's own rendering, untouched.
+        let native = template
+            .render(&native_messages(&question), Some(&tools()), true)
+            .unwrap();
+        assert_eq!(react_builtin, &native);
+        // plan_execute under builtin keeps the template's call-format lines, then its rules.
+        let (plan_builtin, step_builtin) = (&prompts[4].2, &prompts[5].2);
+        assert!(plan_builtin.contains("</tool_call>\n\nYou are a local tool agent. First make a plan."), "{plan_builtin}");
+        assert!(step_builtin.starts_with(&format!("<|im_start|>system\n{}\n\nYou are a local tool agent. Answer ONLY", system.whole())));
+        // A ReAct decision and a step of the same way share the whole system turn.
+        let json_step = &prompts[2].2;
+        let system_turn = &react_json[..react_json.find("<|im_end|>").unwrap()];
+        assert!(json_step.starts_with(system_turn));
+    }
+
+    #[test]
+    fn the_rules_after_the_prefix_are_the_rules_without_it() {
+        let template = prefix::qwen25();
+        let question = [Message::user("阅读 docs/agent_intro.txt")];
+        let system = system_prefix(&template, &question, &tools()[..2]).unwrap();
+        let built = build(&question, &tools()[..2], Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, Some(&system));
+        let content = built.messages[0]["content"].as_str().unwrap();
+        let rules = seeds_envelope_prompt().replace("listed below", "listed above");
+        let rules = &rules[..rules.find("\nAvailable tools:").unwrap()];
+        assert_eq!(content, format!("{}\n\n{rules}", system.shared));
+        assert_eq!(built.tools, None);
     }
 }
