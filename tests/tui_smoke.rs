@@ -164,3 +164,113 @@ fn tui_steps_through_a_plan_and_survives_a_failed_profile_switch() {
     let screen = wait_for(s, "EXITED-0", Duration::from_secs(10));
     assert!(!screen.contains("panicked"), "{screen}");
 }
+
+/// `prompt N · reused M` of the raw pane's turn `turn`, read off the screen.
+fn turn_stats(screen: &str, turn: usize) -> Option<(usize, usize)> {
+    let header = format!("turn {turn} ·");
+    let after = &screen[screen.find(&header)?..];
+    let at = after.find("prompt ")? + "prompt ".len();
+    let rest = &after[at..];
+    let number = |s: &str| s.chars().take_while(char::is_ascii_digit).collect::<String>().parse::<usize>().ok();
+    let prompt = number(rest)?;
+    let reused = number(&rest[rest.find("reused ")? + "reused ".len()..])?;
+    Some((prompt, reused))
+}
+
+/// The acceptance walkthrough on the real default model: the plan decision's prefill is
+/// shown as it reads the prompt, each step's pause names its tool, F2 between the steps
+/// switches the next decision to builtin and that decision still reuses most of its prompt
+/// (every way and phase shares the system prefix), a failed profile switch leaves the
+/// model in place and the next question is answered.
+#[test]
+fn tui_walkthrough_on_the_real_model() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let ws = tempfile::tempdir().unwrap();
+    for sub in ["docs", "data", "memory"] {
+        copy_dir(&repo.join(sub), &ws.path().join(sub));
+    }
+    let _model = common::default_model_path();
+    let config = ws.path().join("model.yaml");
+    let profile = "backend: candle\n    model_name_or_path: qwen2.5-coder-0.5b-instruct-q4_k_m.gguf\n    fetch: qwen2.5-coder-0.5b\n    max_new_tokens: 512\n    decoding: constrained\n    no_call_bias: 1.5\n";
+    std::fs::write(
+        &config,
+        format!(
+            "model:\n  name: qwen-0.5b\n  {}models:\n  qwen-0.5b:\n    {profile}  broken:\n    backend: candle\n    model_name_or_path: /nonexistent/b4/missing.gguf\n",
+            profile.replace("\n    ", "\n  ")
+        ),
+    )
+    .unwrap();
+    let session = Session(format!("b4real{}", std::process::id()));
+    let command = format!(
+        "cd {} && {} tui --model_name qwen-0.5b --model_config {} --mode plan_execute --step --workspace {}; echo EXITED-$?; sleep 30",
+        ws.path().display(),
+        env!("CARGO_BIN_EXE_b4"),
+        config.display(),
+        ws.path().display()
+    );
+    tmux(&["new-session", "-d", "-s", &session.0, "-x", "160", "-y", "50", &command]);
+    let s = &session.0;
+    let slow = Duration::from_secs(600);
+    wait_for(s, "F1 help", Duration::from_secs(60));
+
+    tmux(&["send-keys", "-t", s, "-l", "读取 docs/agent_intro.txt 并计算 2 + 2"]);
+    keys(s, &["Enter"]);
+    wait_for(s, "PAUSED before decision 1", slow);
+    keys(s, &["Space"]);
+    // The plan's prompt is read with its progress shown, then the first step pauses on its tool.
+    let start = Instant::now();
+    let mut saw_prefill = None;
+    let screen = loop {
+        let screen = capture(s);
+        if saw_prefill.is_none() && screen.contains("reading prompt") {
+            saw_prefill = Some(screen.clone());
+        }
+        if screen.contains("PAUSED before 1 tool call: ") {
+            break screen;
+        }
+        assert!(start.elapsed() < slow, "no step pause; screen:\n{screen}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let progress = saw_prefill.expect("the prefill's progress never showed");
+    assert!(progress.contains(" tok ("), "{progress}");
+    assert!(screen.contains("⏸ next"), "{screen}");
+
+    // Step through the plan; between two steps, F2 switches the next decision to builtin.
+    keys(s, &["Space"]);
+    let screen = wait_for(s, "PAUSED before", slow);
+    assert!(screen.contains("PAUSED before 1 tool call: ") || screen.contains("PAUSED before decision 2"), "{screen}");
+    keys(s, &["F2"]);
+    wait_for(s, "builtin", Duration::from_secs(10));
+    let mut screen = screen;
+    while !screen.contains("PAUSED before decision 2") {
+        keys(s, &["Space"]);
+        std::thread::sleep(Duration::from_millis(300));
+        screen = wait_for(s, "PAUSED before", slow);
+    }
+    keys(s, &["Space"]);
+    let screen = wait_for(s, "│ ready", slow);
+    assert!(screen.contains("turn 2 · step · builtin"), "{screen}");
+    let (prompt, reused) = turn_stats(&screen, 2).unwrap_or_else(|| panic!("no stats for turn 2:\n{screen}"));
+    eprintln!("builtin step decision after F2: reused {reused} of {prompt} prompt tokens");
+    assert!(reused * 2 > prompt, "the builtin step decision reused {reused} of {prompt} prompt tokens:\n{screen}");
+
+    // Step mode off, F4 to the profile whose file is missing: the model stays.
+    keys(s, &["F5", "F4"]);
+    wait_for(s, "✗ file missing", Duration::from_secs(10));
+    keys(s, &["Up"]);
+    wait_for(s, "put the model at /nonexistent/b4/missing.gguf", Duration::from_secs(10));
+    keys(s, &["Enter"]);
+    let screen = wait_for(s, "could not load broken: still on qwen-0.5b", Duration::from_secs(60));
+    assert!(screen.contains("profile broken:"), "the error shows:\n{screen}");
+
+    // The next question runs on the model that works.
+    tmux(&["send-keys", "-t", s, "-l", "计算 6 * 7"]);
+    keys(s, &["Enter"]);
+    let screen = wait_for(s, "42", slow);
+    assert!(!screen.contains("the brain failed"), "{screen}");
+    wait_for(s, "│ ready", slow);
+
+    keys(s, &["C-c"]);
+    let screen = wait_for(s, "EXITED-0", Duration::from_secs(20));
+    assert!(!screen.contains("panicked"), "{screen}");
+}
