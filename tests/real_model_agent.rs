@@ -246,3 +246,44 @@ fn decide_with_the_default_profile_calls_file_reader_both_ways() {
     assert!(!text.contains("\"tool_calls\"") && text.contains("\"arguments\""), "raw: {text}");
     assert!(["hermes", "fenced_json", "strict_json", "json_in_text"].contains(&raw["format"].as_str().unwrap_or_default()), "{raw}");
 }
+
+/// A conversation far over the profile's `max_input_tokens`: the oldest turns are left out
+/// with a note, and the current question is still decided (instead of "prompt too long").
+#[test]
+fn a_conversation_over_the_budget_is_trimmed_with_a_note_and_decided() {
+    model_present();
+    let dir = tempfile::tempdir().unwrap();
+    let mut messages = vec![serde_json::json!({"role": "system", "content": "记住：用户叫小王。"})];
+    for i in 0..4 {
+        let id = format!("call_{:03}", i + 1);
+        let body = format!("第{i}部分：Agent 系统通常由模型、工具、记忆和执行循环组成。").repeat(25);
+        messages.push(serde_json::json!({"role": "user", "content": format!("读取 docs/part{i}.txt")}));
+        messages.push(serde_json::json!({"role": "assistant", "content": "", "tool_calls": [{"id": id, "name": "file_reader", "args": {"path": format!("docs/part{i}.txt")}}]}));
+        messages.push(serde_json::json!({"role": "tool", "tool_call_id": id, "name": "file_reader", "status": "success", "content": serde_json::json!({"status": "success", "output": {"content": body}}).to_string()}));
+        messages.push(serde_json::json!({"role": "assistant", "content": format!("第{i}部分讲的是 Agent 系统的组成。"), "tool_calls": []}));
+    }
+    messages.push(serde_json::json!({"role": "user", "content": "计算 6 * 7"}));
+    let messages_path = dir.path().join("long.json");
+    std::fs::write(&messages_path, serde_json::to_string(&messages).unwrap()).unwrap();
+    let config = dir.path().join("model.yaml");
+    std::fs::write(
+        &config,
+        "model:\n  name: small\n  backend: candle\n  model_name_or_path: qwen2.5-coder-0.5b-instruct-q4_k_m.gguf\n  fetch: qwen2.5-coder-0.5b\n  max_new_tokens: 256\n  max_input_tokens: 1500\n  decoding: constrained\n",
+    )
+    .unwrap();
+    let out_dir = dir.path().join("out");
+    let out = Command::new(env!("CARGO_BIN_EXE_b4"))
+        .args(["decide", "--model_config", config.to_str().unwrap(), "--mode", "prompt_json"])
+        .args(["--messages", messages_path.to_str().unwrap(), "--tools_schema", "data/messages/tools_schema_basic.json"])
+        .args(["--outdir", out_dir.to_str().unwrap()])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let read = |name: &str| -> Value { serde_json::from_str(&std::fs::read_to_string(out_dir.join(name)).unwrap()).unwrap() };
+    let (ai, raw) = (read("ai_message.json"), read("raw_model_output.json"));
+    let warnings = raw["warnings"].to_string();
+    assert!(warnings.contains("context: left out the") && warnings.contains("oldest turn(s)"), "{warnings}");
+    assert!(raw["stats"]["prompt_tokens"].as_u64().unwrap() <= 1500, "{}", raw["stats"]);
+    assert!(ai["tool_calls"].to_string().contains("calculator"), "{ai}");
+}

@@ -9,11 +9,12 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::constrain;
+use super::context;
 use super::generate::{GenParams, ModelHandle, StopKind};
 use super::parse::{self, Parsed};
 use super::prompt::{self, Reminder};
 use super::{Brain, BrainError, Decision, DecisionRequest, DecisionStatus, Decoding, Exclusivity, Profile, TokenSink};
-use crate::protocol::{AiMessage, DecisionReport, DecisionStats};
+use crate::protocol::{AiMessage, DecisionReport, DecisionStats, Message};
 
 pub struct CandleBrain {
     profile: Profile,
@@ -29,7 +30,17 @@ impl CandleBrain {
     fn params(&self) -> GenParams {
         GenParams::from_profile(&self.profile)
     }
+
+    /// The prompt's budget: `max_input_tokens` and room in the context window for the
+    /// answer, less room for the exclusivity retry's reminder.
+    fn prompt_budget(&self) -> usize {
+        let window = self.model.info().context_length.saturating_sub(self.profile.max_new_tokens);
+        self.profile.max_input_tokens.min(window).saturating_sub(RETRY_ROOM)
+    }
 }
+
+/// Tokens kept free for the reminder a retry adds.
+const RETRY_ROOM: usize = 64;
 
 /// Whether the output was the JSON envelope, where content and calls are explicit fields.
 fn is_envelope(format: &str) -> bool {
@@ -63,18 +74,16 @@ impl Brain for CandleBrain {
         let strategy = request.strategy.unwrap_or(self.profile.strategy);
         let margin = constrain::Margin::default();
         let prefix = self.model.chat_template().and_then(|t| prompt::system_prefix(t, &request.messages, &request.tools));
+        let render = |messages: &[Message], reminder| {
+            let input = prompt::build(messages, &request.tools, request.phase, request.tool_calling, strategy, reminder, prefix.as_ref());
+            self.model.render(&input.messages, input.tools.as_deref())
+        };
+        let (messages, trimmed) =
+            context::fit(&request.messages, self.prompt_budget(), |m| self.model.token_count(&render(m, Reminder::None)?))?;
+        warnings.extend(trimmed.map(|t| t.note()));
         loop {
             attempts += 1;
-            let input = prompt::build(
-                &request.messages,
-                &request.tools,
-                request.phase,
-                request.tool_calling,
-                strategy,
-                reminder,
-                prefix.as_ref(),
-            );
-            let prompt_text = self.model.render(&input.messages, input.tools.as_deref())?;
+            let prompt_text = render(&messages, reminder)?;
             let mut params = self.params();
             decoding = request.decoding.unwrap_or(self.profile.decoding);
             if decoding == Decoding::Constrained {

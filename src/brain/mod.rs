@@ -9,6 +9,7 @@
 pub mod candle;
 pub mod config;
 pub mod constrain;
+pub mod context;
 pub mod fetch;
 pub mod generate;
 pub mod mock;
