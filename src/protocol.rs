@@ -558,6 +558,8 @@ pub enum Event {
     Error { message: String },
     /// A model profile is being loaded (the first use of a profile).
     ProfileLoading { name: String },
+    /// How far loading it has come (sent while it loads, a few times a second at most).
+    ProfileProgress { name: String, progress: LoadProgress },
     ProfileReady { name: String, load_ms: f64 },
     /// The settings the next decision will use.
     Settings(Settings),
