@@ -418,6 +418,45 @@ pub enum Stream<'a> {
     Text(&'a str),
 }
 
+/// A stage of loading a model profile, as its progress reports name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadStage {
+    /// Hashing a pinned model file whose checksum stamp is missing or stale.
+    Verifying,
+    /// Building the tokenizer (from `tokenizer.json` or the GGUF metadata).
+    Tokenizer,
+    /// Reading the weights into memory (or onto the device).
+    Weights,
+}
+
+impl LoadStage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LoadStage::Verifying => "verifying file",
+            LoadStage::Tokenizer => "tokenizer",
+            LoadStage::Weights => "reading weights",
+        }
+    }
+}
+
+/// How far one stage of a load has come: `done` of `total` bytes (`total` 0: the stage
+/// has no measure, only a name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadProgress {
+    pub stage: LoadStage,
+    pub done: u64,
+    pub total: u64,
+}
+
+impl LoadProgress {
+    /// Whole percent done, rounded down (100 only when all is done); `None` when the stage
+    /// has no measure.
+    pub fn percent(&self) -> Option<u64> {
+        (self.total > 0).then(|| (self.done.min(self.total) as u128 * 100 / self.total as u128) as u64)
+    }
+}
+
 /// What one decision is asked to produce.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -519,6 +558,8 @@ pub enum Event {
     Error { message: String },
     /// A model profile is being loaded (the first use of a profile).
     ProfileLoading { name: String },
+    /// How far loading it has come (sent while it loads, a few times a second at most).
+    ProfileProgress { name: String, progress: LoadProgress },
     ProfileReady { name: String, load_ms: f64 },
     /// The settings the next decision will use.
     Settings(Settings),

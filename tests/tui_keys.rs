@@ -3,13 +3,23 @@
 mod tui_script;
 
 use b4_agent::brain::Decoding;
-use b4_agent::protocol::{AgentMode, Command, Event, Settings, StopReason, ToolCalling};
+use std::time::{Duration, Instant};
+
+use b4_agent::protocol::{AgentMode, Command, Event, LoadProgress, LoadStage, Settings, StopReason, ToolCalling};
 use b4_agent::tui::cells::HistoryCell;
 use b4_agent::tui::{Focus, Overlay, Pane, Scroll};
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyEventState, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
 use tui_script::*;
+
+fn tokenizer() -> LoadProgress {
+    LoadProgress { stage: LoadStage::Tokenizer, done: 0, total: 0 }
+}
+
+fn weights(done: u64, total: u64) -> LoadProgress {
+    LoadProgress { stage: LoadStage::Weights, done, total }
+}
 
 fn alt(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::ALT)
@@ -412,6 +422,32 @@ fn profile_picker_sends_the_choice_and_closes_when_the_engine_switches() {
         ]
     );
     assert!(!screen(&app, 80, 24).contains("loading qwen-1.5b"));
+}
+
+#[test]
+fn load_progress_shows_in_the_status_bar_until_the_model_is_ready() {
+    let mut app = app();
+    let start = Instant::now();
+    app.set_now(start);
+    app.apply(Event::ProfileLoading { name: "qwen-0.5b".into() });
+    assert!(status_line(&app).contains("⠋ loading qwen-0.5b 0s"), "{}", status_line(&app));
+    app.set_now(start + Duration::from_millis(1200));
+    app.apply(Event::ProfileProgress { name: "qwen-0.5b".into(), progress: tokenizer() });
+    assert!(status_line(&app).contains("⠋ loading qwen-0.5b · tokenizer 1s"), "{}", status_line(&app));
+    app.set_now(start + Duration::from_millis(3400));
+    app.apply(Event::ProfileProgress { name: "qwen-0.5b".into(), progress: weights(180_400_000, 398_000_000) });
+    let status = status_line(&app);
+    assert!(status.contains("⠋ loading qwen-0.5b · reading weights 45% (180/398 MB) 3s"), "{status}");
+    // A late report of a load the engine gave up on (another profile) changes nothing.
+    app.apply(Event::ProfileProgress { name: "qwen-1.5b".into(), progress: weights(1, 1000) });
+    assert_eq!(status_line(&app), status);
+    app.apply(Event::ProfileReady { name: "qwen-0.5b".into(), load_ms: 4100.0 });
+    let status = status_line(&app);
+    assert!(status.contains("ready") && !status.contains("loading") && !status.contains('%'), "{status}");
+    // The next load starts from no report: nothing of the last one stays.
+    app.apply(Event::ProfileLoading { name: "qwen-0.5b".into() });
+    let status = status_line(&app);
+    assert!(status.contains("loading qwen-0.5b") && !status.contains("reading weights"), "{status}");
 }
 
 #[test]

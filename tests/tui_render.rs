@@ -4,7 +4,7 @@
 
 mod tui_script;
 
-use b4_agent::protocol::{Event, Phase, ToolCalling};
+use b4_agent::protocol::{Event, LoadProgress, LoadStage, Phase, ToolCalling};
 use b4_agent::tui::App;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use insta::assert_snapshot;
@@ -237,6 +237,45 @@ fn the_status_bar_fits_80_columns_with_every_long_setting() {
         status_bar(&app, 120, 40),
         " qwen-0.5b │ plan_execute │ prompt_json │ constrained │ step on │ ready    F1 help  F2 tools  F3 mode  F5 step  ^C quit"
     );
+}
+
+/// The app loading qwen-1.5b, 3 s in, with a report of its weights 45% read.
+fn loading_weights() -> App {
+    let mut app = app_with(vec![Event::Settings(b4_agent::protocol::Settings { profile: "qwen-1.5b".into(), ..settings() })]);
+    let start = std::time::Instant::now();
+    app.set_now(start);
+    app.apply(Event::ProfileLoading { name: "qwen-1.5b".into() });
+    app.set_now(start + std::time::Duration::from_millis(3400));
+    let progress = LoadProgress { stage: LoadStage::Weights, done: 450_200_000, total: 1_000_000_000 };
+    app.apply(Event::ProfileProgress { name: "qwen-1.5b".into(), progress });
+    app
+}
+
+#[test]
+fn the_status_bar_tells_how_far_a_model_load_has_come_at_every_width() {
+    let app = loading_weights();
+    // Wide: the whole story. Narrower: the detail gives way first, then the settings from
+    // the right; the profile and the load always show, down to 30 columns.
+    let lines: Vec<(u16, String)> = [120, 100, 80, 60, 40, 30].iter().map(|&w| (w, status_bar(&app, w, 24))).collect();
+    let expected = [
+        (120, " qwen-1.5b │ react │ json │ free │ step off │ ⠋ loading qwen-1.5b · reading weights 45% (450/1000 MB) 3s        F1 help"),
+        (100, " qwen-1.5b │ react │ json │ free │ step off │ ⠋ reading weights 45% (450/1000 MB) 3s        F1 help"),
+        (80, " qwen-1.5b │ react │ json │ free │ step off │ ⠋ reading weights 45% 3s"),
+        (60, " qwen-1.5b │ react │ json │ free │ step off │ ⠋ 45% 3s"),
+        (40, " qwen-1.5b │ react │ json │ ⠋ 45% 3s"),
+        (30, " qwen-1.5b │ react │ ⠋ 45% 3s"),
+    ];
+    assert_eq!(lines, expected.map(|(w, line)| (w, line.to_string())));
+    for (width, line) in &lines {
+        assert!(unicode_width::UnicodeWidthStr::width(line.as_str()) <= *width as usize, "{width}: {line}");
+    }
+}
+
+#[test]
+fn the_picker_shows_the_stage_of_the_load() {
+    let mut app = loading_weights();
+    app.on_key(key(KeyCode::F(4)));
+    assert_snapshot!("picker_load_progress_80x24", screen(&app, SMALL.0, SMALL.1));
 }
 
 #[test]

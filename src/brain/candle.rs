@@ -12,6 +12,7 @@ use super::constrain;
 use super::context;
 use super::generate::{GenParams, ModelHandle, StopKind};
 use super::parse::{self, Parsed};
+use super::progress::ProgressSink;
 use super::prompt::{self, Reminder};
 use super::{Brain, BrainError, Decision, DecisionRequest, DecisionStatus, Decoding, Exclusivity, Profile, TokenSink};
 use crate::protocol::{AiMessage, DecisionReport, DecisionStats, Message};
@@ -24,7 +25,12 @@ pub struct CandleBrain {
 impl CandleBrain {
     /// Loads the profile's model (instantly when the same file is already loaded).
     pub fn load(profile: &Profile) -> Result<Self, BrainError> {
-        Ok(Self { profile: profile.clone(), model: ModelHandle::load(profile)? })
+        Self::load_reporting(profile, &super::progress::ignore)
+    }
+
+    /// [`CandleBrain::load`], telling `progress` how far loading has come.
+    pub fn load_reporting(profile: &Profile, progress: ProgressSink<'_>) -> Result<Self, BrainError> {
+        Ok(Self { profile: profile.clone(), model: ModelHandle::load_reporting(profile, progress)? })
     }
 
     fn params(&self) -> GenParams {

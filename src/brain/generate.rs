@@ -20,8 +20,9 @@ use candle_transformers::generation::{LogitsProcessor, Sampling};
 use serde_json::Value;
 
 use super::config::Profile;
-use super::fetch::checked_model_path;
-use super::model::{device_name, load_model, select_device, CausalLm, LoadedModel, ModelInfo};
+use super::fetch::checked_model_path_reporting;
+use super::model::{device_name, load_model_reporting, select_device, CausalLm, LoadedModel, ModelInfo};
+use super::progress::{self, LoadProgress, ProgressSink};
 use super::template::ChatTemplate;
 use super::tokenizer::{DecodeStream, ModelTokenizer};
 use super::BrainError;
@@ -147,6 +148,12 @@ struct Shared {
     load_ms: f64,
 }
 
+/// What the decoder thread tells the thread that waits for it to load.
+enum Loading {
+    Progress(LoadProgress),
+    Done(Result<Arc<Shared>, BrainError>),
+}
+
 enum Request {
     /// `acks`: one message per piece once the caller has handled it (and passed on a
     /// cancel its callback set), so a cancel from the callback lands before the next token
@@ -186,9 +193,16 @@ fn loaded_models() -> &'static Mutex<HashMap<CacheKey, ModelHandle>> {
 impl ModelHandle {
     /// The running model for `profile`, loading it on first use.
     pub fn load(profile: &Profile) -> Result<ModelHandle, BrainError> {
+        Self::load_reporting(profile, &progress::ignore)
+    }
+
+    /// [`ModelHandle::load`], telling `progress` (on this thread) how far verifying the
+    /// file and loading the model have come. A model already loaded reports nothing.
+    pub fn load_reporting(profile: &Profile, progress: ProgressSink<'_>) -> Result<ModelHandle, BrainError> {
         // No progress bar: the TUI may own the terminal. `b4 chat` and the TUI check
-        // with one first (`ensure_model`), so this finds a fresh stamp there.
-        let path = checked_model_path(profile, false)?;
+        // with one first (`ensure_model`), so this finds a fresh stamp there; another
+        // profile's file may still be hashed here, and `progress` hears of it.
+        let path = checked_model_path_reporting(profile, progress)?;
         let path = path.canonicalize().unwrap_or(path);
         let device = select_device(profile.device)?;
         let key = (path.clone(), profile.dtype.to_ascii_lowercase(), device_name(&device).to_string());
@@ -199,48 +213,60 @@ impl ModelHandle {
         }
         let tokenizer = profile.tokenizer.as_ref().map(PathBuf::from);
         let dtype = profile.dtype.clone();
-        let handle = Self::spawn(move || {
-            let started = Instant::now();
-            let loaded = load_model(&path, tokenizer.as_deref(), &dtype, &device)?;
-            Ok((loaded, started.elapsed().as_secs_f64() * 1000.0))
-        })?;
+        let handle = Self::spawn(
+            move |report| {
+                let started = Instant::now();
+                let loaded = load_model_reporting(&path, tokenizer.as_deref(), &dtype, &device, report)?;
+                Ok((loaded, started.elapsed().as_secs_f64() * 1000.0))
+            },
+            progress,
+        )?;
         models.insert(key, handle.clone());
         Ok(handle)
     }
 
     /// Runs an already loaded model on a new decoder thread (not shared through the cache).
     pub fn from_loaded(model: LoadedModel) -> Result<ModelHandle, BrainError> {
-        Self::spawn(move || Ok((model, 0.0)))
+        Self::spawn(move |_| Ok((model, 0.0)), &progress::ignore)
     }
 
-    fn spawn<F>(load: F) -> Result<ModelHandle, BrainError>
+    /// Loads on the new decoder thread; its progress reports come back over the channel
+    /// and go to `progress` here, so the caller's callback never crosses threads.
+    fn spawn<F>(load: F, progress: ProgressSink<'_>) -> Result<ModelHandle, BrainError>
     where
-        F: FnOnce() -> Result<(LoadedModel, f64), BrainError> + Send + 'static,
+        F: FnOnce(ProgressSink<'_>) -> Result<(LoadedModel, f64), BrainError> + Send + 'static,
     {
         let (requests, inbox) = mpsc::channel::<Request>();
-        let (ready_tx, ready_rx) = mpsc::channel::<Result<Arc<Shared>, BrainError>>();
+        let (ready_tx, ready_rx) = mpsc::channel::<Loading>();
         thread::Builder::new()
             .name("b4-decoder".into())
             .spawn(move || {
-                let (model, load_ms) = match load() {
+                let report = |p: LoadProgress| {
+                    let _ = ready_tx.send(Loading::Progress(p));
+                };
+                let (model, load_ms) = match load(&report) {
                     Ok(loaded) => loaded,
                     Err(e) => {
-                        let _ = ready_tx.send(Err(e));
+                        let _ = ready_tx.send(Loading::Done(Err(e)));
                         return;
                     }
                 };
                 let LoadedModel { lm, tokenizer, template, stop_tokens, info } = model;
                 let shared = Arc::new(Shared { tokenizer, template, stop_tokens, info, load_ms });
                 let mut decoder = Decoder { lm, cached: Vec::new(), shared: shared.clone() };
-                if ready_tx.send(Ok(shared)).is_err() {
+                if ready_tx.send(Loading::Done(Ok(shared))).is_err() {
                     return;
                 }
                 decoder.serve(inbox);
             })
             .map_err(|e| BrainError::Other(format!("cannot start the decoder thread: {e}")))?;
-        let shared = ready_rx
-            .recv()
-            .map_err(|_| BrainError::Other("the decoder thread stopped while loading".into()))??;
+        let shared = loop {
+            match ready_rx.recv() {
+                Ok(Loading::Progress(p)) => progress(p),
+                Ok(Loading::Done(result)) => break result?,
+                Err(_) => return Err(BrainError::Other("the decoder thread stopped while loading".into())),
+            }
+        };
         Ok(ModelHandle { requests, shared })
     }
 

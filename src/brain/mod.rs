@@ -15,6 +15,7 @@ pub mod generate;
 pub mod mock;
 pub mod model;
 pub mod parse;
+pub mod progress;
 pub mod prompt;
 pub mod template;
 pub mod tokenizer;
@@ -91,9 +92,14 @@ pub enum BrainError {
 /// The brain a profile names. The mock is instant; a real model loads (once per file,
 /// dtype and device) on first use.
 pub fn make_brain(profile: &Profile) -> Result<Box<dyn Brain>, BrainError> {
+    make_brain_reporting(profile, &progress::ignore)
+}
+
+/// [`make_brain`], telling `progress` how far loading the model has come.
+pub fn make_brain_reporting(profile: &Profile, progress: progress::ProgressSink<'_>) -> Result<Box<dyn Brain>, BrainError> {
     match profile.backend {
         Backend::Mock => Ok(Box::new(mock::MockBrain::new(profile.clone()))),
-        Backend::Candle => Ok(Box::new(candle::CandleBrain::load(profile)?)),
+        Backend::Candle => Ok(Box::new(candle::CandleBrain::load_reporting(profile, progress)?)),
     }
 }
 

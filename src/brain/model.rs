@@ -11,11 +11,13 @@ mod pool;
 mod q5_0;
 mod qwen2;
 
-use std::fs::File;
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 
 use candle_core::quantized::gguf_file;
-use candle_core::{DType, Device, Tensor};
+use candle_core::safetensors::MmapedSafetensors;
+use candle_core::{DType, Device, Shape, Tensor};
+use candle_nn::var_builder::SimpleBackend;
 use candle_transformers::models::{quantized_llama, quantized_qwen3, qwen2 as hf_qwen2, qwen3 as hf_qwen3};
 use serde_json::Value;
 
@@ -23,6 +25,7 @@ pub use cpu_qwen2::CpuQwen2;
 pub use qwen2::{Qwen2, Qwen2Config};
 
 use super::config;
+use super::progress::{self, report_stage, CountedRead, LoadStage, ProgressSink, StageProgress};
 use super::template::ChatTemplate;
 use super::tokenizer::ModelTokenizer;
 use super::BrainError;
@@ -181,10 +184,22 @@ pub fn device_name(device: &Device) -> &'static str {
 /// Loads a GGUF file or a Hugging Face folder. `tokenizer` overrides where the tokenizer
 /// comes from; `dtype` applies to safetensors weights (`f32`, `f16`, `bf16`).
 pub fn load_model(path: &Path, tokenizer: Option<&Path>, dtype: &str, device: &Device) -> Result<LoadedModel, BrainError> {
+    load_model_reporting(path, tokenizer, dtype, device, &progress::ignore)
+}
+
+/// [`load_model`], telling `progress` which stage runs and how many bytes of the weights
+/// are read.
+pub fn load_model_reporting(
+    path: &Path,
+    tokenizer: Option<&Path>,
+    dtype: &str,
+    device: &Device,
+    progress: ProgressSink<'_>,
+) -> Result<LoadedModel, BrainError> {
     if path.is_dir() {
-        load_hf_dir(path, tokenizer, dtype, device)
+        load_hf_dir(path, tokenizer, dtype, device, progress)
     } else {
-        load_gguf(path, tokenizer, device)
+        load_gguf(path, tokenizer, device, progress)
     }
 }
 
@@ -202,7 +217,16 @@ fn tokenizer_next_to(path: &Path) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-fn load_gguf(path: &Path, tokenizer: Option<&Path>, device: &Device) -> Result<LoadedModel, BrainError> {
+/// The bytes of all the tensors of a GGUF file: what reading its weights reads.
+fn gguf_tensor_bytes(content: &gguf_file::Content) -> u64 {
+    content
+        .tensor_infos
+        .values()
+        .map(|info| (info.shape.elem_count() / info.ggml_dtype.block_size() * info.ggml_dtype.type_size()) as u64)
+        .sum()
+}
+
+fn load_gguf(path: &Path, tokenizer: Option<&Path>, device: &Device, progress: ProgressSink<'_>) -> Result<LoadedModel, BrainError> {
     let mut file = crate::input::open_regular(path, "model file")?;
     let content = gguf_file::Content::read(&mut file).map_err(|e| load_error(path, format!("not a GGUF file: {e}")))?;
     let md = &content.metadata;
@@ -210,6 +234,7 @@ fn load_gguf(path: &Path, tokenizer: Option<&Path>, device: &Device) -> Result<L
     let md_u32 = |key: &str| md.get(key).and_then(|v| v.to_u32().ok());
     let architecture = md_str("general.architecture").ok_or_else(|| load_error(path, "no general.architecture"))?;
 
+    report_stage(progress, LoadStage::Tokenizer);
     let tokenizer = match tokenizer.map(Path::to_path_buf).or_else(|| tokenizer_next_to(path)) {
         Some(file) => ModelTokenizer::from_file(&file)?,
         None => ModelTokenizer::from_gguf(md)?,
@@ -221,20 +246,23 @@ fn load_gguf(path: &Path, tokenizer: Option<&Path>, device: &Device) -> Result<L
     let stop_tokens = stop_tokens(&tokenizer, md_u32("tokenizer.ggml.eos_token_id").into_iter().collect());
     let context_length = md_u32(&format!("{architecture}.context_length")).unwrap_or(4096) as usize;
 
+    if !matches!(architecture.as_str(), "qwen2" | "qwen3" | "llama") {
+        return Err(load_error(path, format!("GGUF architecture '{architecture}' is not supported (qwen2, qwen3, llama)")));
+    }
+    let weights = StageProgress::start(progress, LoadStage::Weights, gguf_tensor_bytes(&content));
+    let mut reader = CountedRead::new(&mut file, &weights);
     let (lm, prefix_reuse): (Box<dyn CausalLm>, bool) = match architecture.as_str() {
-        "qwen2" => (load_qwen2(&content, &mut file, device).map_err(|e| load_error(path, e))?, true),
+        "qwen2" => (load_qwen2(&content, &mut reader, device).map_err(|e| load_error(path, e))?, true),
         "qwen3" => {
-            let model = quantized_qwen3::ModelWeights::from_gguf(content, &mut file, device).map_err(|e| load_error(path, e))?;
+            let model = quantized_qwen3::ModelWeights::from_gguf(content, &mut reader, device).map_err(|e| load_error(path, e))?;
             (clear_only(model, device, |m, x, pos| m.forward(x, pos), |m| m.clear_kv_cache()), false)
         }
-        "llama" => {
-            let model = quantized_llama::ModelWeights::from_gguf(content, &mut file, device).map_err(|e| load_error(path, e))?;
+        _ => {
+            let model = quantized_llama::ModelWeights::from_gguf(content, &mut reader, device).map_err(|e| load_error(path, e))?;
             (clear_only(model, device, |m, x, pos| m.forward(x, pos), |m| m.clear_kv_cache()), false)
-        }
-        other => {
-            return Err(load_error(path, format!("GGUF architecture '{other}' is not supported (qwen2, qwen3, llama)")));
         }
     };
+    weights.finish();
     Ok(LoadedModel {
         lm,
         tokenizer,
@@ -257,7 +285,7 @@ pub const FORWARD_ENV: &str = "B4_FORWARD";
 
 /// Qwen2 on our own CPU forward pass when the device is the CPU and every matrix type has a
 /// kernel; on candle's ops otherwise (GPUs, other quantizations, `B4_FORWARD=candle`).
-fn load_qwen2(content: &gguf_file::Content, file: &mut File, device: &Device) -> candle_core::Result<Box<dyn CausalLm>> {
+fn load_qwen2<R: Read + Seek>(content: &gguf_file::Content, file: &mut R, device: &Device) -> candle_core::Result<Box<dyn CausalLm>> {
     let candle_wanted = std::env::var(FORWARD_ENV).is_ok_and(|v| v == "candle");
     if device.is_cpu() && !candle_wanted && cpu_qwen2::supported(content) {
         let config = Qwen2Config::from_gguf(content)?;
@@ -295,7 +323,41 @@ fn weights_dtype(dtype: &str, device: &Device) -> DType {
     }
 }
 
-fn load_hf_dir(dir: &Path, tokenizer: Option<&Path>, dtype: &str, device: &Device) -> Result<LoadedModel, BrainError> {
+/// Safetensors weights that count the bytes of each tensor candle takes from them.
+struct CountedSafetensors<'p, 'a> {
+    inner: MmapedSafetensors,
+    progress: &'p StageProgress<'a>,
+}
+
+impl CountedSafetensors<'_, '_> {
+    fn total_bytes(inner: &MmapedSafetensors) -> u64 {
+        inner.tensors().iter().map(|(_, view)| view.data().len() as u64).sum()
+    }
+
+    fn count(&self, name: &str) {
+        self.progress.advance(self.inner.get(name).map_or(0, |view| view.data().len() as u64));
+    }
+}
+
+impl SimpleBackend for CountedSafetensors<'_, '_> {
+    fn get(&self, shape: Shape, name: &str, init: candle_nn::Init, dtype: DType, device: &Device) -> candle_core::Result<Tensor> {
+        let tensor = SimpleBackend::get(&self.inner, shape, name, init, dtype, device)?;
+        self.count(name);
+        Ok(tensor)
+    }
+
+    fn get_unchecked(&self, name: &str, dtype: DType, device: &Device) -> candle_core::Result<Tensor> {
+        let tensor = SimpleBackend::get_unchecked(&self.inner, name, dtype, device)?;
+        self.count(name);
+        Ok(tensor)
+    }
+
+    fn contains_tensor(&self, name: &str) -> bool {
+        SimpleBackend::contains_tensor(&self.inner, name)
+    }
+}
+
+fn load_hf_dir(dir: &Path, tokenizer: Option<&Path>, dtype: &str, device: &Device, progress: ProgressSink<'_>) -> Result<LoadedModel, BrainError> {
     let config_path = dir.join("config.json");
     let config = read_json(&config_path)?;
     let model_type = config
@@ -311,6 +373,7 @@ fn load_hf_dir(dir: &Path, tokenizer: Option<&Path>, dtype: &str, device: &Devic
     if !tokenizer_path.is_file() {
         return Err(load_error(dir, format!("no tokenizer: {} is missing", tokenizer_path.display())));
     }
+    report_stage(progress, LoadStage::Tokenizer);
     let tokenizer = ModelTokenizer::from_file(&tokenizer_path)?;
     let template = match ChatTemplate::from_hf_dir(dir) {
         Ok(template) => Some(template),
@@ -329,10 +392,16 @@ fn load_hf_dir(dir: &Path, tokenizer: Option<&Path>, dtype: &str, device: &Devic
     if files.is_empty() {
         return Err(load_error(dir, "no *.safetensors weights"));
     }
+    if !matches!(model_type.as_str(), "qwen2" | "qwen3") {
+        return Err(load_error(dir, format!("model_type '{model_type}' is not supported in a Hugging Face folder (qwen2, qwen3)")));
+    }
     let dtype = weights_dtype(dtype, device);
     // SAFETY: the weight files are memory-mapped read-only; like every mmap user we rely on
     // them not being modified while the model is loaded.
-    let vb = unsafe { candle_nn::VarBuilder::from_mmaped_safetensors(&files, dtype, device) }.map_err(|e| load_error(dir, e))?;
+    let safetensors = unsafe { MmapedSafetensors::multi(&files) }.map_err(|e| load_error(dir, e))?;
+    let weights = StageProgress::start(progress, LoadStage::Weights, CountedSafetensors::total_bytes(&safetensors));
+    let backend = CountedSafetensors { inner: safetensors, progress: &weights };
+    let vb = candle_nn::VarBuilder::from_backend(Box::new(backend), dtype, device.clone());
     let parse = |e: serde_json::Error| load_error(&config_path, format!("{model_type} config: {e}"));
     let (lm, context_length) = match model_type.as_str() {
         "qwen2" => {
@@ -340,13 +409,13 @@ fn load_hf_dir(dir: &Path, tokenizer: Option<&Path>, dtype: &str, device: &Devic
             let model = hf_qwen2::ModelForCausalLM::new(&cfg, vb).map_err(|e| load_error(dir, e))?;
             (clear_only(model, device, |m, x, pos| m.forward(x, pos), |m| m.clear_kv_cache()), cfg.max_position_embeddings)
         }
-        "qwen3" => {
+        _ => {
             let cfg: hf_qwen3::Config = serde_json::from_value(config.clone()).map_err(parse)?;
             let model = hf_qwen3::ModelForCausalLM::new(&cfg, vb).map_err(|e| load_error(dir, e))?;
             (clear_only(model, device, |m, x, pos| m.forward(x, pos), |m| m.clear_kv_cache()), cfg.max_position_embeddings)
         }
-        other => return Err(load_error(dir, format!("model_type '{other}' is not supported in a Hugging Face folder (qwen2, qwen3)"))),
     };
+    weights.finish();
 
     let mut eos = Vec::new();
     let generation = dir.join("generation_config.json");

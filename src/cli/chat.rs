@@ -155,7 +155,9 @@ impl Printer {
             Event::Finished { reason } => println!("\n{}", reason.describe()),
             Event::Error { message } => eprintln!("error: {}", super::shorten(message)),
             Event::Paused { what, .. } => eprintln!("paused before {what}"),
+            // Progress is for screens; the transcript says when loading starts and ends.
             Event::MessageAppended { .. }
+            | Event::ProfileProgress { .. }
             | Event::Prefill { .. }
             | Event::StepState { .. }
             | Event::ToolStarted { .. }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use super::{Events, Run, SharedBrain, StepGate};
-use crate::brain::{make_brain, ModelConfig};
+use crate::brain::{make_brain_reporting, ModelConfig};
 use crate::memory::Memory;
 use crate::protocol::{Command, Event, Message, Settings};
 use crate::skills::{self, Workspace};
@@ -245,7 +245,12 @@ async fn brain_for(
         .map_err(|e| e.to_string())?;
     events.emit(Event::ProfileLoading { name: name.to_string() });
     let started = Instant::now();
-    let loaded = tokio::task::spawn_blocking(move || make_brain(&profile)).await;
+    let (progress_events, progress_name) = (events.clone(), name.to_string());
+    let loaded = tokio::task::spawn_blocking(move || {
+        let report = |progress| progress_events.emit(Event::ProfileProgress { name: progress_name.clone(), progress });
+        make_brain_reporting(&profile, &report)
+    })
+    .await;
     match loaded {
         Ok(Ok(brain)) => {
             let shared: SharedBrain = Arc::new(Mutex::new(brain));
@@ -257,5 +262,45 @@ async fn brain_for(
         }
         Ok(Err(e)) => Err(format!("profile {name}: {e}")),
         Err(e) => Err(format!("profile {name}: loading crashed: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::brain::model::testing::write_tiny_qwen2_gguf;
+    use crate::brain::Profile;
+    use crate::protocol::{LoadProgress, LoadStage};
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_first_load_reports_its_stages_between_loading_and_ready_and_a_second_is_silent() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_tiny_qwen2_gguf(dir.path(), "qwen2");
+        let profile = Profile { name: "tiny-engine".into(), model_name_or_path: path.display().to_string(), ..Profile::default() };
+        let config = ModelConfig { models: [("tiny-engine".to_string(), profile)].into(), ..ModelConfig::default() };
+        let (tx, mut rx) = unbounded_channel();
+        let events = Events(tx);
+        let brains = Arc::new(Mutex::new(HashMap::new()));
+        brain_for(&brains, &config, "tiny-engine", &events).await.unwrap();
+        brain_for(&brains, &config, "tiny-engine", &events).await.unwrap();
+        drop(events);
+        let mut seen = Vec::new();
+        while let Some(event) = rx.recv().await {
+            seen.push(event);
+        }
+        let name = "tiny-engine".to_string();
+        assert_eq!(seen.first(), Some(&Event::ProfileLoading { name: name.clone() }), "{seen:?}");
+        assert!(matches!(seen.last(), Some(Event::ProfileReady { name: n, .. }) if *n == name), "{seen:?}");
+        let progress: Vec<LoadProgress> = seen[1..seen.len() - 1]
+            .iter()
+            .map(|e| match e {
+                Event::ProfileProgress { name: n, progress } if *n == name => *progress,
+                other => panic!("not a progress report of {name}: {other:?}"),
+            })
+            .collect();
+        let total = progress.last().map_or(0, |p| p.total);
+        assert!(total > 0, "{progress:?}");
+        assert_eq!(progress.first().map(|p| p.stage), Some(LoadStage::Tokenizer), "{progress:?}");
+        assert_eq!(progress.last(), Some(&LoadProgress { stage: LoadStage::Weights, done: total, total }));
     }
 }

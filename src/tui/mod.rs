@@ -17,6 +17,7 @@ pub mod frame;
 mod help;
 pub mod input;
 pub mod keys;
+pub mod loading;
 pub mod markdown;
 pub mod messages;
 pub mod pane;

@@ -11,10 +11,12 @@ use ratatui::widgets::{Block, BorderType, Clear, Paragraph};
 use ratatui::Frame;
 
 use super::clock::Clock;
+use super::loading::Loading;
 use super::profiles::{ModelFile, ProfileEntry};
 use super::text::{str_width, truncate};
 use super::theme;
 use super::view::centered;
+use crate::protocol::LoadProgress;
 
 const FOOTER: &str = " ↑↓ choose · Enter load · Esc close ";
 
@@ -25,7 +27,7 @@ pub struct Profiles {
     files: BTreeMap<String, ModelFile>,
     /// Profiles the engine has loaded, with their load time in ms.
     loaded: BTreeMap<String, f64>,
-    loading: Option<(String, Instant)>,
+    loading: Option<Loading>,
 }
 
 /// What a key in the open picker asks of the app.
@@ -46,13 +48,21 @@ impl Profiles {
         self.files = entries.into_iter().map(|e| (e.name, e.file)).collect();
     }
 
-    /// The profile being loaded and since when.
-    pub fn loading(&self) -> Option<(&str, Instant)> {
-        self.loading.as_ref().map(|(name, since)| (name.as_str(), *since))
+    /// The profile being loaded, since when and how far.
+    pub fn loading(&self) -> Option<&Loading> {
+        self.loading.as_ref()
     }
 
     pub fn start_loading(&mut self, name: String, now: Instant) {
-        self.loading = Some((name, now));
+        self.loading = Some(Loading::new(name, now));
+    }
+
+    /// A progress report of the load of `name` (ignored when another profile loads now:
+    /// a report can come after the switch away from it).
+    pub fn progress(&mut self, name: &str, progress: LoadProgress) {
+        if let Some(loading) = self.loading.as_mut().filter(|l| l.name == name) {
+            loading.progress = Some(progress);
+        }
     }
 
     pub fn ready(&mut self, name: String, load_ms: f64) {
@@ -62,7 +72,7 @@ impl Profiles {
 
     /// Stops showing a load (it failed); the profile that was loading.
     pub fn stop_loading(&mut self) -> Option<String> {
-        self.loading.take().map(|(name, _)| name)
+        self.loading.take().map(|l| l.name)
     }
 
     pub fn is_loaded(&self, name: &str) -> bool {
@@ -140,9 +150,18 @@ impl Profiles {
         }
         lines.push(Line::default());
         let status = match (&self.loading, requested, &fix) {
-            (Some((name, since)), _, _) => {
-                let secs = clock.now.saturating_duration_since(*since).as_secs();
-                Line::from(Span::styled(format!(" {} loading {name}… {secs}s", clock.spinner()), theme::running()))
+            (Some(loading), _, _) => {
+                // The most detailed line that fits (the box is sized for the list, whose
+                // row already marks which profile loads).
+                let (spinner, name, secs) = (clock.spinner(), &loading.name, loading.secs(clock.now));
+                let mut texts: Vec<String> = loading
+                    .details()
+                    .iter()
+                    .flat_map(|d| [format!(" {spinner} loading {name}… {d} {secs}s"), format!(" {spinner} {d} {secs}s")])
+                    .collect();
+                texts.push(format!(" {spinner} loading {name}… {secs}s"));
+                let text = texts.iter().find(|t| str_width(t) <= inner_width).or(texts.last()).map_or(String::new(), |t| truncate(t, inner_width));
+                Line::from(Span::styled(text, theme::running()))
             }
             (None, Some(name), _) => Line::from(Span::styled(format!(" switching to {name}…"), theme::running())),
             (None, None, Some(fix)) => Line::from(vec![
@@ -157,7 +176,7 @@ impl Profiles {
 
     /// A profile's state in the list: loading, current, loaded, or its model file's.
     fn tag(&self, name: &str, current: &str, clock: &Clock) -> (String, ratatui::style::Style) {
-        if self.loading.as_ref().is_some_and(|(n, _)| n == name) {
+        if self.loading.as_ref().is_some_and(|l| l.name == name) {
             return (format!("{} loading", clock.spinner()), theme::running());
         }
         if name == current {

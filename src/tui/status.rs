@@ -1,9 +1,8 @@
 //! The status bar: the settings the keys change, what the run is doing, and either a
 //! one-off message (a flash, until the next key) or the hints that fit.
 
-use std::time::Instant;
-
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
@@ -11,6 +10,7 @@ use ratatui::Frame;
 use super::app::{Focus, RunState};
 use super::clock::Clock;
 use super::keys;
+use super::loading::Loading;
 use super::text::{str_width, truncate};
 use super::theme;
 use crate::brain::Decoding;
@@ -25,8 +25,8 @@ pub struct StatusBar {
 pub struct StatusFacts<'a> {
     pub settings: &'a Settings,
     pub run: &'a RunState,
-    /// The profile being loaded and since when.
-    pub loading: Option<(&'a str, Instant)>,
+    /// The profile being loaded, since when and how far.
+    pub loading: Option<&'a Loading>,
     pub tools_running: bool,
     pub focus: Focus,
     pub clock: &'a Clock,
@@ -45,55 +45,46 @@ impl StatusBar {
     pub fn render(&self, frame: &mut Frame, area: Rect, facts: StatusFacts) {
         let StatusFacts { settings, run, clock, .. } = facts;
         let spinner = clock.spinner();
-        let state = if let Some((name, since)) = facts.loading {
-            let secs = clock.now.saturating_duration_since(since).as_secs();
-            format!("{spinner} loading {name} {secs}s")
+        let states = if let Some(loading) = facts.loading {
+            loading.status_forms(spinner, clock.now)
         } else if run.paused.is_some() {
-            "paused".to_string()
+            vec!["paused".to_string()]
         } else if run.cancelling {
-            "cancelling".to_string()
+            vec!["cancelling".to_string()]
         } else if run.thinking {
-            format!("{spinner} thinking")
+            vec![format!("{spinner} thinking")]
         } else if facts.tools_running {
-            format!("{spinner} tools")
+            vec![format!("{spinner} tools")]
         } else if run.active {
-            format!("{spinner} working")
+            vec![format!("{spinner} working")]
         } else {
-            "ready".to_string()
+            vec!["ready".to_string()]
         };
         let step = if settings.step_mode { "step on" } else { "step off" };
+        let bold_if = |on: bool| if on { theme::bold() } else { theme::plain() };
+        // In the order they show: (name, short name, style).
+        let fields = [
+            (settings.mode.as_str(), short_mode(settings.mode), theme::plain()),
+            (settings.tool_calling.as_str(), short_tool_calling(settings.tool_calling), theme::plain()),
+            (settings.decoding.as_str(), short_decoding(settings.decoding), bold_if(settings.decoding == Decoding::Constrained)),
+            (step, step, bold_if(settings.step_mode)),
+        ];
         // Full names while they leave room for the help hint; shorter ones on a narrow bar.
         let hint_room =
             keys::HINTS.iter().find(|(_, _, p)| *p == 0).map_or(0, |(k, l, _)| str_width(k) + str_width(l) + 3);
         let budget = (area.width as usize).saturating_sub(hint_room + 1);
-        let mut labels = [settings.mode.as_str(), settings.tool_calling.as_str(), settings.decoding.as_str()];
-        let short = [short_mode(settings.mode), short_tool_calling(settings.tool_calling), short_decoding(settings.decoding)];
-        let fixed = str_width(&settings.profile) + str_width(step) + str_width(&state) + 6 * 2 + 5;
-        for (i, s) in short.iter().enumerate() {
-            if fixed + labels.iter().map(|l| str_width(l)).sum::<usize>() <= budget {
+        // What gives way when the bar is narrow: the state's detail (its forms go from the
+        // most detailed), then the settings from the right, so the profile and what the app
+        // is doing always show.
+        let width = area.width as usize;
+        let tries = (0..=fields.len()).rev().flat_map(|kept| states.iter().map(move |state| (kept, state)));
+        let mut left = Vec::new();
+        for (kept, state) in tries {
+            left = left_spans(&settings.profile, &fields[..kept], state, budget);
+            if left.iter().map(|s| str_width(&s.content)).sum::<usize>() <= width {
                 break;
             }
-            if let Some(label) = labels.get_mut(i) {
-                *label = s;
-            }
         }
-        let [mode, tool_calling, decoding] = labels;
-        let left = vec![
-            Span::styled(format!(" {} ", settings.profile), theme::bold()),
-            Span::raw("│"),
-            Span::raw(format!(" {mode} ")),
-            Span::raw("│"),
-            Span::raw(format!(" {tool_calling} ")),
-            Span::raw("│"),
-            Span::styled(
-                format!(" {decoding} "),
-                if settings.decoding == Decoding::Constrained { theme::bold() } else { theme::plain() },
-            ),
-            Span::raw("│"),
-            Span::styled(format!(" {step} "), if settings.step_mode { theme::bold() } else { theme::plain() }),
-            Span::raw("│"),
-            Span::styled(format!(" {state} "), theme::bold()),
-        ];
         let left_width: usize = left.iter().map(|s| str_width(&s.content)).sum();
         let room = (area.width as usize).saturating_sub(left_width + 1);
         let right = match &self.flash {
@@ -107,6 +98,27 @@ impl StatusBar {
         spans.extend(right);
         frame.render_widget(Paragraph::new(Line::from(spans)).style(theme::status_bar()), area);
     }
+}
+
+/// The profile, the settings in `fields` (full names, shortened from the left while the
+/// whole is wider than `budget`) and the state, separated by bars.
+fn left_spans(profile: &str, fields: &[(&str, &str, Style)], state: &str, budget: usize) -> Vec<Span<'static>> {
+    let mut labels: Vec<&str> = fields.iter().map(|(name, _, _)| *name).collect();
+    let width = |labels: &[&str]| str_width(profile) + 2 + labels.iter().map(|l| str_width(l) + 3).sum::<usize>() + str_width(state) + 3;
+    for (i, (_, short, _)) in fields.iter().enumerate() {
+        if width(&labels) <= budget {
+            break;
+        }
+        labels[i] = short;
+    }
+    let mut spans = vec![Span::styled(format!(" {profile} "), theme::bold())];
+    for (label, (_, _, style)) in labels.iter().zip(fields) {
+        spans.push(Span::raw("│"));
+        spans.push(Span::styled(format!(" {label} "), *style));
+    }
+    spans.push(Span::raw("│"));
+    spans.push(Span::styled(format!(" {state} "), theme::bold()));
+    spans
 }
 
 /// The most important hints that fit in `room` columns, shown in their usual order.

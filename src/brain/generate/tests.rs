@@ -4,6 +4,8 @@
 use std::sync::atomic::AtomicBool;
 
 use super::*;
+use crate::brain::model::load_model;
+use crate::brain::progress::LoadStage;
 use crate::brain::model::testing::write_tiny_qwen2_gguf;
 
 fn tiny() -> (tempfile::TempDir, ModelHandle) {
@@ -253,6 +255,24 @@ fn loading_the_same_profile_twice_returns_the_running_model() {
     // Same decoder thread: it already holds the first call's tokens.
     assert_eq!(second.cached_tokens().unwrap(), first.cached_tokens().unwrap());
     assert!(second.load_ms() > 0.0);
+}
+
+#[test]
+fn load_progress_comes_on_the_callers_thread_and_a_running_model_reports_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_tiny_qwen2_gguf(dir.path(), "qwen2");
+    let profile = Profile { name: "tiny-progress".into(), model_name_or_path: path.display().to_string(), ..Profile::default() };
+    let reports = Mutex::new(Vec::new());
+    let sink = |p: LoadProgress| reports.lock().unwrap().push((p.stage, thread::current().id()));
+    ModelHandle::load_reporting(&profile, &sink).unwrap();
+    let first = std::mem::take(&mut *reports.lock().unwrap());
+    let stages: Vec<LoadStage> = first.iter().map(|(stage, _)| *stage).collect();
+    assert_eq!(stages.first(), Some(&LoadStage::Tokenizer), "{stages:?}");
+    assert_eq!(stages.last(), Some(&LoadStage::Weights), "{stages:?}");
+    assert!(first.iter().all(|(_, id)| *id == thread::current().id()), "reports from another thread");
+    // Loaded already: the running model comes back at once, with nothing to report.
+    ModelHandle::load_reporting(&profile, &sink).unwrap();
+    assert_eq!(*reports.lock().unwrap(), vec![]);
 }
 
 #[test]

@@ -2,11 +2,14 @@
 //! `quantized_qwen2`, cache truncation against a fresh prefill, and the GGUF / Hugging Face
 //! loaders end to end.
 
+use std::fs::File;
+
 use candle_core::quantized::gguf_file;
 use candle_core::{Device, Tensor};
 use candle_transformers::models::quantized_qwen2;
 
 use super::testing::*;
+use crate::brain::progress::LoadProgress;
 use super::*;
 
 fn open_ours(path: &Path) -> Qwen2 {
@@ -109,6 +112,54 @@ fn gguf_loader_brings_tokenizer_template_and_stop_tokens() {
     assert_eq!(logits.dims(), &[loaded.tokenizer.vocab_size()]);
     assert!(loaded.lm.truncate(2));
     assert_eq!(loaded.lm.cached_len(), 2);
+}
+
+/// What loading `path` reported, in order.
+fn load_reports(path: &Path) -> Vec<LoadProgress> {
+    let reports = std::sync::Mutex::new(Vec::new());
+    let sink = |p: LoadProgress| reports.lock().unwrap().push(p);
+    load_model_reporting(path, None, "f32", &Device::Cpu, &sink).unwrap();
+    reports.into_inner().unwrap()
+}
+
+/// The reports of one load: the tokenizer, then the weights from none to all `total`
+/// bytes, never going back.
+fn assert_tokenizer_then_weights(reports: &[LoadProgress], total: u64, what: &str) {
+    assert_eq!(reports.first(), Some(&LoadProgress { stage: LoadStage::Tokenizer, done: 0, total: 0 }), "{what}: {reports:?}");
+    assert_eq!(reports.get(1), Some(&LoadProgress { stage: LoadStage::Weights, done: 0, total }), "{what}: {reports:?}");
+    assert_eq!(reports.last(), Some(&LoadProgress { stage: LoadStage::Weights, done: total, total }), "{what}: {reports:?}");
+    assert!(reports[1..].iter().all(|p| p.stage == LoadStage::Weights && p.total == total), "{what}: {reports:?}");
+    assert!(reports[1..].windows(2).all(|w| w[0].done < w[1].done), "{what}: {reports:?}");
+}
+
+#[test]
+fn loading_a_gguf_reports_the_tokenizer_then_the_bytes_of_its_tensors() {
+    // qwen2 on our CPU pass; qwen3 and llama on candle's models: each reads through the count.
+    for architecture in ["qwen2", "qwen3", "llama"] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_tiny_qwen2_gguf(dir.path(), architecture);
+        let reports = load_reports(&path);
+        let total = reports.last().map_or(0, |p| p.total);
+        // The tensor data is the file after the header; between tensors only alignment
+        // padding (under 32 bytes each) is not weights.
+        let mut file = File::open(&path).unwrap();
+        let content = gguf_file::Content::read(&mut file).unwrap();
+        let data = std::fs::metadata(&path).unwrap().len() - content.tensor_data_offset;
+        let padding_at_most = 32 * content.tensor_infos.len() as u64;
+        assert!(total <= data && data - total < padding_at_most, "{architecture}: total {total}, data {data}");
+        assert_tokenizer_then_weights(&reports, total, architecture);
+    }
+}
+
+#[test]
+fn loading_a_hugging_face_folder_reports_the_bytes_of_its_safetensors() {
+    let dir = tempfile::tempdir().unwrap();
+    write_tiny_hf_dir(dir.path(), "qwen2");
+    let reports = load_reports(dir.path());
+    // A safetensors file is an 8-byte header length, the JSON header, then the tensor data.
+    let bytes = std::fs::read(dir.path().join("model.safetensors")).unwrap();
+    let header = u64::from_le_bytes(bytes[..8].try_into().unwrap());
+    assert_tokenizer_then_weights(&reports, bytes.len() as u64 - 8 - header, "safetensors");
 }
 
 #[test]

@@ -311,6 +311,7 @@ impl App {
                 self.messages.push(HistoryCell::Notice { text: format!("loading model {name}…") });
                 self.profiles.start_loading(name, now);
             }
+            Event::ProfileProgress { name, progress } => self.profiles.progress(&name, progress),
             Event::ProfileReady { name, load_ms } => {
                 let text = format!("model {name} ready (loaded in {:.1} s)", load_ms / 1000.0);
                 self.messages.push(HistoryCell::Notice { text });
@@ -344,7 +345,7 @@ impl App {
 
     fn confirm_settings(&mut self, settings: Settings) {
         // The engine went back from a profile it could not load: stop showing the load.
-        if self.profiles.loading().is_some_and(|(name, _)| name != settings.profile) {
+        if self.profiles.loading().is_some_and(|l| l.name != settings.profile) {
             if let Some(name) = self.profiles.stop_loading() {
                 self.status.flash(format!("could not load {name}: still on {}", settings.profile));
             }
