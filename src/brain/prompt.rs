@@ -12,11 +12,13 @@
 //!   prompt plus a reminder that the steps' results are in. Both use the envelope style
 //!   whatever the way; `builtin` keeps the template's own tools block in front of them.
 //!
-//! Where the template lists tools in the system turn, every way and phase starts with the
-//! same [`SystemPrefix`] (the conversation's system message and the tool list, as the
-//! template writes them) and puts its own rules after it; every reminder is a message of
-//! its own at the end. Consecutive decisions, F2 between ways, plan steps and bench cases
-//! then share the longest possible token prefix, which the model does not prefill again.
+//! Where the template lists tools in the system turn, builtin ReAct decisions and every
+//! plan_execute decision of either way start with the same [`SystemPrefix`] (the
+//! conversation's system message and the tool list, as the template writes them) and put
+//! their own rules after it: a plan's step decisions, and F2 between them, reuse the
+//! prompt read so far. prompt_json's ReAct decisions keep the seeds' prompt, measured
+//! better (see `build`). Every reminder is a message of its own at the end, so consecutive
+//! decisions and bench cases share the longest possible token prefix.
 
 mod prefix;
 
@@ -74,9 +76,10 @@ const EXCLUSIVE_NATIVE: &str = "content and tool calls are exclusive: either ans
 the final answer text alone, or call tools with no other text, never both. Answer again.";
 
 /// Builds the prompt messages (and template tools) for one decision. With the model's
-/// [`SystemPrefix`] every way and phase starts from the same system text (the tools as the
-/// template lists them) and adds its own rules after it; without one (no template, or one
-/// that does not list tools in the system turn) each keeps its own system prompt.
+/// [`SystemPrefix`] plan_execute's decisions (and builtin's, through the template) start
+/// from the same system text (the tools as the template lists them) and add their rules
+/// after it; without one (no template, or one that does not list tools in the system
+/// turn), and for prompt_json's ReAct decisions, each keeps its own system prompt.
 pub fn build(
     messages: &[Message],
     tools: &[Value],
@@ -88,6 +91,9 @@ pub fn build(
 ) -> PromptInput {
     let builtin = way == ToolCalling::Builtin;
     let native_react = builtin && phase == Phase::React;
+    // prompt_json's ReAct decisions keep the seeds' prompt (rules, then the tools): after
+    // the prefix the 0.5B stopped after the first of several calls (dev parallel 20 -> 8 of 33).
+    let prefix = prefix.filter(|_| phase != Phase::React);
     let mut template_tools = None;
     let mut out = match prefix {
         _ if native_react => {
@@ -628,7 +634,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
     }
 
     #[test]
-    fn with_a_system_prefix_every_way_and_phase_shares_the_tool_list() {
+    fn with_a_system_prefix_every_way_and_phase_but_prompt_json_react_shares_the_tool_list() {
         let template = prefix::qwen25();
         let question = vec![Message::system("记住：用户叫小王。"), Message::user("读文件并计算 3.14 * 5")];
         let mut after = after_two_calls();
@@ -643,28 +649,26 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
             prompts.push((way, Phase::Step, rendered_with_prefix(&after, Phase::Step, way)));
         }
         for (way, phase, prompt) in &prompts {
-            assert!(prompt.starts_with(&shared), "{way:?} {phase:?} does not start with the shared prefix:\n{prompt}");
-            // The user's own system message is in the prefix once, not repeated after the rules.
+            let react_json = *way == ToolCalling::PromptJson && *phase == Phase::React;
+            assert_eq!(prompt.starts_with(&shared), !react_json, "{way:?} {phase:?}:\n{prompt}");
+            // The user's own system message is in the prompt once, not repeated after the rules.
             assert_eq!(prompt.matches("记住：用户叫小王。").count(), 1, "{way:?} {phase:?}:\n{prompt}");
-            assert_eq!(prompt.matches("\"name\": \"file_reader\", \"description\"").count(), 1, "tools listed once: {way:?} {phase:?}");
         }
-        let (react_json, react_builtin) = (&prompts[0].2, &prompts[3].2);
-        // prompt_json asks for its envelope right after the list, not for the template's <tool_call> lines.
-        assert!(react_json.contains("</tools>\n\nYou are a local tool agent. Answer ONLY with one JSON object"), "{react_json}");
-        assert!(react_json.contains("Use only the tools listed above") && !react_json.contains("<tool_call>"), "{react_json}");
+        // prompt_json's ReAct decision is the seeds' prompt, prefix or not.
+        let plain = build(&question, &tools(), Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, None);
+        assert_eq!(prompts[0].2, template.render(&plain.messages, None, true).unwrap());
+        // prompt_json's plan asks for its plan right after the list, not for the template's <tool_call> lines.
+        let plan_json = &prompts[1].2;
+        assert!(plan_json.contains("</tools>\n\nYou are a local tool agent. First make a plan."), "{plan_json}");
+        assert!(plan_json.contains("Use only the tools listed above") && !plan_json.contains("<tool_call>"), "{plan_json}");
         // builtin ReAct is the template's own rendering, untouched.
-        let native = template
-            .render(&native_messages(&question), Some(&tools()), true)
-            .unwrap();
-        assert_eq!(react_builtin, &native);
+        let native = template.render(&native_messages(&question), Some(&tools()), true).unwrap();
+        assert_eq!(prompts[3].2, native);
         // plan_execute under builtin keeps the template's call-format lines, then its rules.
         let (plan_builtin, step_builtin) = (&prompts[4].2, &prompts[5].2);
         assert!(plan_builtin.contains("</tool_call>\n\nYou are a local tool agent. First make a plan."), "{plan_builtin}");
         assert!(step_builtin.starts_with(&format!("<|im_start|>system\n{}\n\nYou are a local tool agent. Answer ONLY", system.whole())));
-        // A ReAct decision and a step of the same way share the whole system turn.
-        let json_step = &prompts[2].2;
-        let system_turn = &react_json[..react_json.find("<|im_end|>").unwrap()];
-        assert!(json_step.starts_with(system_turn));
+        assert_eq!(prompts[5].2.matches("\"name\": \"file_reader\", \"description\"").count(), 1, "tools listed once");
     }
 
     #[test]
@@ -672,7 +676,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
         let template = prefix::qwen25();
         let question = [Message::user("阅读 docs/agent_intro.txt")];
         let system = system_prefix(&template, &question, &tools()[..2]).unwrap();
-        let built = build(&question, &tools()[..2], Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, Some(&system));
+        let built = build(&question, &tools()[..2], Phase::Step, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, Some(&system));
         let content = built.messages[0]["content"].as_str().unwrap();
         let rules = seeds_envelope_prompt().replace("listed below", "listed above");
         let rules = &rules[..rules.find("\nAvailable tools:").unwrap()];
