@@ -20,6 +20,7 @@ use b4_agent::brain::generate::ModelHandle;
 use b4_agent::brain::parse;
 use b4_agent::brain::{Brain, Decision, DecisionRequest, Decoding, Exclusivity, Profile};
 use b4_agent::protocol::{AiMessage, DecisionStats, Message, Phase, ToolCall, ToolCalling, ToolMessage};
+use b4_agent::tools::spec::{self, ToolSpec};
 use b4_agent::tools::validate::validate_args;
 use serde_json::{json, Value};
 
@@ -142,15 +143,11 @@ fn assert_well_formed(label: &str, decision: &Decision, request: &DecisionReques
             decision.ai.tool_calls.iter().collect()
         }
     };
+    let specs = ToolSpec::parse_all(&request.tools).unwrap();
     for call in calls {
-        let tool = request
-            .tools
-            .iter()
-            .find(|t| t["function"]["name"] == call.name.as_str())
-            .unwrap_or_else(|| panic!("{label}: unknown tool {} in:\n{raw}", call.name));
-        let args = Value::Object(call.args.clone());
-        if let Err(e) = validate_args(&tool["function"]["parameters"], &args) {
-            panic!("{label}: {} {args}: {e}\nraw:\n{raw}", call.name);
+        let tool = spec::find(&specs, &call.name).unwrap_or_else(|| panic!("{label}: unknown tool {} in:\n{raw}", call.name));
+        if let Err(e) = validate_args(tool, &call.args) {
+            panic!("{label}: {} {:?}: {e}\nraw:\n{raw}", call.name, call.args);
         }
     }
 }
