@@ -210,7 +210,7 @@ fn builtin_decisions_are_native_calls_or_plain_answers_and_a_good_one_is_left_as
     report("free vs constrained", &constrained.report.stats);
     assert_well_formed("Builtin/React/several", &constrained, &request);
     let space = TokenSpace::for_model(&ModelHandle::load(&profile(MAX_NEW_TOKENS)).unwrap()).unwrap();
-    let grammar = constrain::lark(&tools(), Target::Native(NativeStyle::Hermes)).unwrap();
+    let grammar = constrain::lark(&ToolSpec::parse_all(&tools()).unwrap(), Target::Native(NativeStyle::Hermes));
     assert!(
         space.accepts(&grammar, free.raw_output.trim_end()).unwrap(),
         "the free answer no longer fits the native format, pick another prompt:\n{}",
@@ -237,7 +237,7 @@ fn the_token_space_marks_control_tokens_and_ends_on_im_end() {
     let style = NativeStyle::of_template(handle.chat_template().unwrap().source());
     assert_eq!(style, NativeStyle::Hermes, "Qwen2.5's template teaches Hermes calls");
 
-    let hermes = constrain::lark(&tools(), Target::Native(style)).unwrap();
+    let hermes = constrain::lark(&ToolSpec::parse_all(&tools()).unwrap(), Target::Native(style));
     // `<tool_call>` is one (non-special) token of this vocabulary, and the grammar takes it.
     assert_eq!(space.tokenize("<tool_call>"), vec![handle.tokenizer().token_id("<tool_call>").unwrap()]);
     let call = "<tool_call>\n{\"name\": \"calculator\", \"arguments\": {\"expression\": \"3.14 * 5\"}}\n</tool_call>";
