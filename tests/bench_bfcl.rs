@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use b4_agent::bench::{bfcl, BenchCase};
+use b4_agent::tools::spec::{self, Schema, ToolSpec};
 use serde_json::{json, Value};
 
 fn repo() -> PathBuf {
@@ -56,7 +57,7 @@ fn bfcl_questions_and_answers_are_scored_per_category() {
     let want = [
         ("simple_0", Value::Null),
         ("simple_1", json!("expected calls to [math.factorial], got [local_file_search]")),
-        ("simple_2", json!("file_reader: unknown param 'max_chars'")),
+        ("simple_2", json!("file_reader: unknown param 'max_chars' (known: path)")),
         ("multiple_0", Value::Null),
         ("multiple_1", Value::Null),
         ("parallel_0", Value::Null),
@@ -147,20 +148,24 @@ fn resolve_specs(value: &Value) -> Value {
     }
 }
 
-/// Every `enum` in `schema` that `value` reaches holds the value.
-fn check_enums(value: &Value, schema: &Value, path: &str) {
-    if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
+/// Every `enum` in `schema` that `value` reaches holds the value, and every key of an
+/// object value is one of the schema's.
+fn check_enums(value: &Value, schema: &Schema, path: &str) {
+    if let Some(allowed) = &schema.enum_values {
         assert!(allowed.contains(value), "{path}: {value} is not one of {allowed:?}");
     }
     match value {
         Value::Object(fields) => {
             for (k, v) in fields {
-                let field = &schema["properties"][k];
-                assert!(field.is_object(), "{path}.{k}: not in the schema");
+                let field = schema.property(k).unwrap_or_else(|| panic!("{path}.{k}: not in the schema"));
                 check_enums(v, field, &format!("{path}.{k}"));
             }
         }
-        Value::Array(items) => items.iter().for_each(|v| check_enums(v, &schema["items"], &format!("{path}[]"))),
+        Value::Array(items) => {
+            if let Some(item) = &schema.items {
+                items.iter().for_each(|v| check_enums(v, item, &format!("{path}[]")));
+            }
+        }
         _ => {}
     }
 }
@@ -229,9 +234,10 @@ fn check_reference_answers(cases: &[BenchCase]) {
             })
             .collect();
         assert_eq!(score::score(expected, &reference, "", tools), Ok(()), "{}: {reference:?}", case.id);
+        let specs = ToolSpec::parse_all(tools).unwrap();
         for call in &reference {
-            let params = score::parameters_of(tools, &call.name).unwrap_or_else(|| panic!("{}: {} is not offered", case.id, call.name));
-            check_enums(&Value::Object(call.args.clone()), params, &format!("{}:{}", case.id, call.name));
+            let tool = spec::find(&specs, &call.name).unwrap_or_else(|| panic!("{}: {} is not offered", case.id, call.name));
+            check_enums(&Value::Object(call.args.clone()), &tool.args, &format!("{}:{}", case.id, call.name));
         }
         // A final answer where a call is due is wrong.
         if case.category == "multi_turn" {

@@ -108,7 +108,7 @@ fn mock_bench_over_both_tool_calling_ways_with_repeats_scores_and_reports() {
     ];
     assert_eq!(outcomes, want.map(|(c, o, n)| (c.to_string(), json!(o), json!(n))).to_vec());
     let own_tools = report["records"].as_array().unwrap().iter().find(|r| r["case"] == "own_tools").unwrap();
-    assert_eq!(own_tools["reason"], "file_reader: unknown param 'max_chars'");
+    assert_eq!(own_tools["reason"], "file_reader: unknown param 'max_chars' (known: path)");
     assert_eq!(report["records"].as_array().unwrap().len(), 28);
 
     let case_dir = out_dir.join("mock-builtin-free/multi/run_2");

@@ -20,6 +20,7 @@ use b4_agent::brain::generate::ModelHandle;
 use b4_agent::brain::parse;
 use b4_agent::brain::{Brain, Decision, DecisionRequest, Decoding, Exclusivity, Profile};
 use b4_agent::protocol::{AiMessage, DecisionStats, Message, Phase, ToolCall, ToolCalling, ToolMessage};
+use b4_agent::tools::spec::{self, ToolSpec};
 use b4_agent::tools::validate::validate_args;
 use serde_json::{json, Value};
 
@@ -142,15 +143,11 @@ fn assert_well_formed(label: &str, decision: &Decision, request: &DecisionReques
             decision.ai.tool_calls.iter().collect()
         }
     };
+    let specs = ToolSpec::parse_all(&request.tools).unwrap();
     for call in calls {
-        let tool = request
-            .tools
-            .iter()
-            .find(|t| t["function"]["name"] == call.name.as_str())
-            .unwrap_or_else(|| panic!("{label}: unknown tool {} in:\n{raw}", call.name));
-        let args = Value::Object(call.args.clone());
-        if let Err(e) = validate_args(&tool["function"]["parameters"], &args) {
-            panic!("{label}: {} {args}: {e}\nraw:\n{raw}", call.name);
+        let tool = spec::find(&specs, &call.name).unwrap_or_else(|| panic!("{label}: unknown tool {} in:\n{raw}", call.name));
+        if let Err(e) = validate_args(tool, &call.args) {
+            panic!("{label}: {} {:?}: {e}\nraw:\n{raw}", call.name, call.args);
         }
     }
 }
@@ -213,7 +210,7 @@ fn builtin_decisions_are_native_calls_or_plain_answers_and_a_good_one_is_left_as
     report("free vs constrained", &constrained.report.stats);
     assert_well_formed("Builtin/React/several", &constrained, &request);
     let space = TokenSpace::for_model(&ModelHandle::load(&profile(MAX_NEW_TOKENS)).unwrap()).unwrap();
-    let grammar = constrain::lark(&tools(), Target::Native(NativeStyle::Hermes)).unwrap();
+    let grammar = constrain::lark(&ToolSpec::parse_all(&tools()).unwrap(), Target::Native(NativeStyle::Hermes));
     assert!(
         space.accepts(&grammar, free.raw_output.trim_end()).unwrap(),
         "the free answer no longer fits the native format, pick another prompt:\n{}",
@@ -240,7 +237,7 @@ fn the_token_space_marks_control_tokens_and_ends_on_im_end() {
     let style = NativeStyle::of_template(handle.chat_template().unwrap().source());
     assert_eq!(style, NativeStyle::Hermes, "Qwen2.5's template teaches Hermes calls");
 
-    let hermes = constrain::lark(&tools(), Target::Native(style)).unwrap();
+    let hermes = constrain::lark(&ToolSpec::parse_all(&tools()).unwrap(), Target::Native(style));
     // `<tool_call>` is one (non-special) token of this vocabulary, and the grammar takes it.
     assert_eq!(space.tokenize("<tool_call>"), vec![handle.tokenizer().token_id("<tool_call>").unwrap()]);
     let call = "<tool_call>\n{\"name\": \"calculator\", \"arguments\": {\"expression\": \"3.14 * 5\"}}\n</tool_call>";

@@ -21,99 +21,44 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::answer::FinalAnswer;
 use super::case::{BenchCase, Expected, ExpectedCall};
 use super::BenchError;
 use crate::protocol::{json_kind, messages_from_value, Message, ToolCall};
+use crate::tools::spec::{self, ToolSpec};
 
-/// The JSON schema type for a BFCL (Python) type name; `None` means no type constraint.
-pub fn json_type(name: &str) -> Result<Option<&'static str>, String> {
-    Ok(Some(match name {
-        "dict" | "object" => "object",
-        "float" | "number" => "number",
-        "int" | "integer" => "integer",
-        "bool" | "boolean" => "boolean",
-        "str" | "string" => "string",
-        "list" | "tuple" | "array" => "array",
-        "null" | "None" => "null",
-        "any" => return Ok(None),
-        other => return Err(format!("unknown type {other:?} (known: dict, float, int, bool, str, string, list, tuple, any)")),
-    }))
-}
-
-/// A BFCL parameter schema as JSON schema: types mapped, `properties`, `items` and
-/// `additionalProperties` mapped recursively, everything else kept.
+/// A BFCL parameter schema as JSON schema: the Python type names mapped at every depth
+/// (an `any` among them drops the type), everything else kept.
 pub fn to_json_schema(schema: &Value, path: &str) -> Result<Value, String> {
-    let Value::Object(obj) = schema else {
-        return Ok(schema.clone());
-    };
-    let mut out = Map::new();
-    for (key, value) in obj {
-        let mapped = match key.as_str() {
-            "type" => match map_type_value(value).map_err(|e| format!("{path}: {e}"))? {
-                Some(t) => t,
-                None => continue,
-            },
-            "properties" => match value {
-                Value::Object(props) => {
-                    let mut mapped = Map::new();
-                    for (name, prop) in props {
-                        mapped.insert(name.clone(), to_json_schema(prop, &format!("{path}.{name}"))?);
-                    }
-                    Value::Object(mapped)
-                }
-                other => return Err(format!("{path}.properties: must be an object, found {}", json_kind(other))),
-            },
-            "items" => match value {
-                Value::Array(items) => Value::Array(
-                    items.iter().enumerate().map(|(i, s)| to_json_schema(s, &format!("{path}[{i}]"))).collect::<Result<_, _>>()?,
-                ),
-                single => to_json_schema(single, &format!("{path}[]"))?,
-            },
-            "additionalProperties" => to_json_schema(value, &format!("{path}.*"))?,
-            _ => value.clone(),
+    let mut out = schema.clone();
+    spec::walk_raw::<String>(&mut out, path, &mut |map, at| {
+        let Some(written) = map.get("type") else { return Ok(()) };
+        let kinds = spec::read_kinds(written).map_err(|e| format!("{at}: {e}"))?;
+        let mapped: Option<Value> = match (kinds.as_slice(), written) {
+            ([], _) => None,
+            ([one], Value::String(_)) => Some(one.as_str().into()),
+            (kinds, _) => Some(kinds.iter().map(|k| k.as_str()).collect()),
         };
-        out.insert(key.clone(), mapped);
-    }
-    Ok(Value::Object(out))
+        match mapped {
+            Some(mapped) => map.insert("type".into(), mapped),
+            None => map.remove("type"),
+        };
+        Ok(())
+    })?;
+    Ok(out)
 }
 
-/// `"float"` -> `"number"`; a list of names maps each (any `any` drops the constraint).
-fn map_type_value(value: &Value) -> Result<Option<Value>, String> {
-    match value {
-        Value::String(name) => Ok(json_type(name)?.map(Value::from)),
-        Value::Array(names) => {
-            let mut mapped = Vec::new();
-            for name in names {
-                let Some(name) = name.as_str() else {
-                    return Err(format!("type: expected names, found {}", json_kind(name)));
-                };
-                match json_type(name)? {
-                    Some(t) => mapped.push(Value::from(t)),
-                    None => return Ok(None),
-                }
-            }
-            Ok(Some(Value::Array(mapped)))
-        }
-        other => Err(format!("type: expected a name, found {}", json_kind(other))),
-    }
-}
-
-/// One BFCL function as an OpenAI-format tool.
+/// One BFCL function (Python type names; wrapped or bare) as an OpenAI-format tool in
+/// JSON schema types.
 pub fn to_openai_tool(function: &Value) -> Result<Value, String> {
-    // Already wrapped: map what is inside.
-    if let Some(inner) = function.get("function").filter(|_| function.get("type").and_then(Value::as_str) == Some("function")) {
-        return to_openai_tool(inner);
-    }
-    let name = function.get("name").and_then(Value::as_str).ok_or("function: missing \"name\"")?;
-    let description = function.get("description").cloned().unwrap_or(Value::from(""));
-    let parameters = match function.get("parameters") {
-        Some(p) => to_json_schema(p, name)?,
-        None => json!({"type": "object", "properties": {}}),
-    };
-    Ok(json!({"type": "function", "function": {"name": name, "description": description, "parameters": parameters}}))
+    let tool = ToolSpec::parse(function, 0).map_err(|e| match e.name {
+        Some(name) => format!("{name}: {}", e.reason),
+        None => e.reason,
+    })?;
+    let parameters = to_json_schema(tool.parameters(), &tool.name)?;
+    Ok(spec::openai_tool(&tool.name, &Value::from(tool.description.as_str()), &parameters))
 }
 
 /// `simple_3` -> `simple`, `live_parallel_multiple_0-1-2` -> `live_parallel_multiple`.
@@ -287,16 +232,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn python_type_names_map_to_json_schema_types() {
-        let names = ["dict", "float", "int", "bool", "str", "string", "list", "tuple", "integer", "number", "boolean", "array", "object"];
-        let mapped: Vec<_> = names.iter().map(|n| json_type(n).unwrap()).collect();
-        let want = ["object", "number", "integer", "boolean", "string", "string", "array", "array", "integer", "number", "boolean", "array", "object"];
-        assert_eq!(mapped, want.iter().map(|t| Some(*t)).collect::<Vec<_>>());
-        assert_eq!(json_type("any").unwrap(), None);
-        assert!(json_type("HashMap").unwrap_err().starts_with("unknown type \"HashMap\""));
-    }
-
-    #[test]
     fn nested_properties_and_items_are_mapped_recursively_and_any_drops_the_type() {
         let bfcl = json!({
             "type": "dict",
@@ -323,7 +258,7 @@ mod tests {
             })
         );
         let err = to_json_schema(&json!({"type": "dict", "properties": {"x": {"type": "Pointer"}}}), "f").unwrap_err();
-        assert_eq!(err, "f.x: unknown type \"Pointer\" (known: dict, float, int, bool, str, string, list, tuple, any)");
+        assert!(err.starts_with("f.x: unknown type \"Pointer\" (known: string, integer,"), "{err}");
     }
 
     #[test]

@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use super::answer::FinalAnswer;
 use super::BenchError;
 use crate::protocol::{json_kind, messages_from_value, Message};
+use crate::tools::spec::ToolSpec;
 
 /// The category of a case that names none.
 pub const UNCATEGORIZED: &str = "uncategorized";
@@ -157,16 +158,13 @@ fn string_field(value: &Value, field: &str) -> Result<String, String> {
     value.as_str().map(str::to_string).ok_or_else(|| format!("{field}: must be a string, found {}", json_kind(value)))
 }
 
-/// A tools list: an array of `{"type":"function","function":{"name":..,...}}`.
+/// A tools list: an array of tools (`{"type":"function","function":{"name":..,...}}`) that
+/// read as tool specs.
 pub fn check_tools(value: &Value) -> Result<Vec<Value>, String> {
     let Value::Array(tools) = value else {
         return Err(format!("tools: must be an array, found {}", json_kind(value)));
     };
-    for (i, tool) in tools.iter().enumerate() {
-        if tool.get("function").and_then(|f| f.get("name")).and_then(Value::as_str).is_none() {
-            return Err(format!("tools[{i}]: missing function.name"));
-        }
-    }
+    ToolSpec::parse_all(tools).map_err(|e| format!("tools: {e}"))?;
     Ok(tools.clone())
 }
 
@@ -292,7 +290,7 @@ mod tests {
         assert_eq!(no_groups, "expected.final_answer.must_contain: is empty");
         assert_eq!(err(json!([])), "messages: is empty");
         assert_eq!(err(json!([{"role": "robot", "content": "x"}])), "messages: message 0: unknown role \"robot\" (system, user, assistant, tool)");
-        assert_eq!(err(json!({"messages": user("q"), "tools": [{"type": "function"}]})), "tools[0]: missing function.name");
+        assert_eq!(err(json!({"messages": user("q"), "tools": [{"type": "function"}]})), "tools: tool 0: no function.name");
         let args_not_lists = err(json!({"messages": user("q"), "expected": {"tool_calls": [{"name": "c", "args": {"x": "1"}}]}}));
         assert!(args_not_lists.starts_with("expected.tool_calls[0]: invalid type: string \"1\", expected a sequence"), "{args_not_lists}");
     }

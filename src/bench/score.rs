@@ -1,16 +1,22 @@
 //! Correctness, checked the way the Berkeley Function Calling Leaderboard's AST checker
 //! does: the right function names, the right number of calls (matched one to one in any
-//! order), the tool's required params present, no params the tool does not have, values
-//! of the schema's types, and each checked value equal to one of the accepted values.
+//! order), the arguments within the tool's schema, no params the tool does not have, and
+//! each checked value equal to one of the accepted values.
+//!
+//! The schema check is the tool layer's own ([`crate::tools::spec`]): a call scores only if
+//! the agent would run it. So an integer is any number without a fraction (`3.0` fits
+//! `integer`, unlike BFCL, whose Python checker sees a float; see the spec module), and
+//! enums, bounds and nested required keys are checked too. As in BFCL, a param the tool
+//! does not have fails even where the schema does not close its object.
 //!
 //! Value equality: numbers compare by value, so an int is accepted for a float (`5` for
-//! `5.0`; a float where the schema says `integer` fails the type check); strings compare
-//! after trimming and Unicode lower-casing, with no punctuation stripped (unlike BFCL,
-//! which drops `,./-_*^` and spaces: paths and expressions are meaningful here, so the
-//! cases list their spelling variants instead); lists compare element by element; an
-//! accepted object is a nested spec `{key: [accepted values]}` as in BFCL (`""` marks an
-//! optional key, unknown keys fail). A param of the tool that the expected call does not
-//! list is not checked (BFCL instead rejects it; its answers list every param).
+//! `5.0`); strings compare after trimming and Unicode lower-casing, with no punctuation
+//! stripped (unlike BFCL, which drops `,./-_*^` and spaces: paths and expressions are
+//! meaningful here, so the cases list their spelling variants instead); lists compare
+//! element by element; an accepted object is a nested spec `{key: [accepted values]}` as
+//! in BFCL (`""` marks an optional key, unknown keys fail). A param of the tool that the
+//! expected call does not list is not checked (BFCL instead rejects it; its answers list
+//! every param).
 //!
 //! A final answer expected after tool results is no call and an answer that states the
 //! expected facts, checked in [`super::answer`].
@@ -19,6 +25,7 @@ use serde_json::Value;
 
 use super::case::{Expected, ExpectedCall};
 use crate::protocol::ToolCall;
+use crate::tools::spec::{self, shown, ToolSpec};
 
 /// `Ok` when the decision (its calls, and its answer `content`) is the expected one, else
 /// why not.
@@ -46,8 +53,9 @@ pub fn score(expected: &Expected, calls: &[ToolCall], content: &str, tools: &[Va
     if want_sorted != got_sorted {
         return Err(format!("expected calls to {}, got {}", names(want_sorted.into_iter()), names(got_sorted.into_iter())));
     }
+    let specs = ToolSpec::parse_all(tools).map_err(|e| format!("tools schema: {e}"))?;
     let checks: Vec<Vec<Result<(), String>>> =
-        expected.iter().map(|e| calls.iter().map(|c| check_call(e, c, parameters_of(tools, &c.name))).collect()).collect();
+        expected.iter().map(|e| calls.iter().map(|c| check_call(e, c, spec::find(&specs, &c.name))).collect()).collect();
     let ok: Vec<Vec<bool>> = checks.iter().map(|row| row.iter().map(Result::is_ok).collect()).collect();
     let assignment = max_matching(&ok, calls.len());
     let mut reasons = Vec::new();
@@ -80,15 +88,6 @@ fn plural(n: usize) -> String {
 
 fn names<'a>(names: impl Iterator<Item = &'a str>) -> String {
     format!("[{}]", names.collect::<Vec<_>>().join(", "))
-}
-
-/// The `parameters` schema of the tool named `name`.
-pub fn parameters_of<'a>(tools: &'a [Value], name: &str) -> Option<&'a Value> {
-    tools
-        .iter()
-        .filter_map(|t| t.get("function"))
-        .find(|f| f.get("name").and_then(Value::as_str) == Some(name))
-        .map(|f| f.get("parameters").unwrap_or(&Value::Null))
 }
 
 /// For each expected call, the call assigned to it in a maximum one-to-one matching
@@ -125,33 +124,25 @@ fn max_matching(ok: &[Vec<bool>], n_calls: usize) -> Vec<Option<usize>> {
     assignment
 }
 
-/// One call against one expected call; `parameters` is the tool's schema when known.
-pub fn check_call(expected: &ExpectedCall, call: &ToolCall, parameters: Option<&Value>) -> Result<(), String> {
+/// One call against one expected call; `spec` is the tool's when known.
+pub fn check_call(expected: &ExpectedCall, call: &ToolCall, spec: Option<&ToolSpec>) -> Result<(), String> {
     let name = &call.name;
     if *name != expected.name {
         return Err(format!("expected a call to {}, got {name}", expected.name));
     }
-    if let Some(parameters) = parameters {
-        let required = parameters.get("required").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-        if let Some(missing) = required.iter().filter_map(Value::as_str).find(|r| !call.args.contains_key(*r)) {
-            return Err(format!("{name}: missing required param '{missing}'"));
-        }
-        let properties = parameters.get("properties").and_then(Value::as_object);
-        for (param, value) in &call.args {
-            let Some(schema) = properties.and_then(|p| p.get(param)) else {
-                return Err(format!("{name}: unknown param '{param}'"));
-            };
-            check_type(value, schema, &format!("{name}: param '{param}'"))?;
-        }
+    if let Some(spec) = spec {
+        let mut args = spec.args.clone();
+        args.closed = true;
+        args.check(&Value::Object(call.args.clone())).map_err(|m| format!("{name}: {}", m.describe("param")))?;
     }
     for (param, accepted) in &expected.args {
         match call.args.get(param) {
             Some(value) if accepted.iter().any(|a| value_matches(value, a)) => {}
             Some(value) => {
-                return Err(format!("{name}: param '{param}': got {}, expected one of {}", short(value), short(&Value::from(accepted.clone()))));
+                return Err(format!("{name}: param '{param}': got {}, expected one of {}", shown(value), shown(&Value::from(accepted.clone()))));
             }
             None if accepted.iter().any(is_optional_marker) => {}
-            None => return Err(format!("{name}: missing param '{param}' (expected one of {})", short(&Value::from(accepted.clone())))),
+            None => return Err(format!("{name}: missing param '{param}' (expected one of {})", shown(&Value::from(accepted.clone())))),
         }
     }
     Ok(())
@@ -159,16 +150,6 @@ pub fn check_call(expected: &ExpectedCall, call: &ToolCall, parameters: Option<&
 
 fn is_optional_marker(value: &Value) -> bool {
     value.as_str() == Some("")
-}
-
-/// JSON text cut to a readable length (on a char boundary).
-fn short(value: &Value) -> String {
-    const MAX: usize = 160;
-    let text = value.to_string();
-    match text.char_indices().nth(MAX) {
-        Some((cut, _)) => format!("{}...", &text[..cut]),
-        None => text,
-    }
 }
 
 /// Whether `given` equals the accepted value `accepted` under the rules above.
@@ -203,55 +184,6 @@ pub fn value_matches(given: &Value, accepted: &Value) -> bool {
 
 fn normalize(text: &str) -> String {
     text.trim().to_lowercase()
-}
-
-/// Checks `value` against the schema's `type` (JSON or Python names), recursing into
-/// `items` and `properties`.
-pub fn check_type(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
-    let types: Vec<&str> = match schema.get("type") {
-        Some(Value::String(t)) => vec![t.as_str()],
-        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
-    };
-    let mapped: Vec<Option<&str>> = types.iter().map(|t| super::bfcl::json_type(t).unwrap_or(Some(t))).collect();
-    let unconstrained = mapped.is_empty() || mapped.iter().any(Option::is_none);
-    if !unconstrained && !mapped.iter().flatten().any(|t| has_type(value, t)) {
-        let want: Vec<&str> = mapped.into_iter().flatten().collect();
-        return Err(format!("{path}: expected {}, got {}", want.join(" or "), short(value)));
-    }
-    match value {
-        Value::Array(items) => {
-            if let Some(item_schema) = schema.get("items").filter(|s| s.is_object()) {
-                for (i, item) in items.iter().enumerate() {
-                    check_type(item, item_schema, &format!("{path}[{i}]"))?;
-                }
-            }
-        }
-        Value::Object(fields) => {
-            if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
-                for (key, field) in fields {
-                    if let Some(field_schema) = properties.get(key) {
-                        check_type(field, field_schema, &format!("{path}.{key}"))?;
-                    }
-                }
-            }
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
-fn has_type(value: &Value, json_type: &str) -> bool {
-    match json_type {
-        "string" => value.is_string(),
-        "integer" => value.is_i64() || value.is_u64(),
-        "number" => value.is_number(),
-        "boolean" => value.is_boolean(),
-        "array" => value.is_array(),
-        "object" => value.is_object(),
-        "null" => value.is_null(),
-        _ => true,
-    }
 }
 
 #[cfg(test)]
@@ -340,7 +272,7 @@ mod tests {
     #[test]
     fn params_the_tool_does_not_have_fail() {
         let got = one(want("calculator", json!({})), call("calculator", json!({"expression": "1", "precision": 2})));
-        assert_eq!(got, Err("calculator: unknown param 'precision'".into()));
+        assert_eq!(got, Err("calculator: unknown param 'precision' (known: expression)".into()));
     }
 
     #[test]
@@ -350,21 +282,58 @@ mod tests {
     }
 
     #[test]
-    fn an_int_is_accepted_for_a_float_but_not_a_float_for_an_int() {
+    fn an_int_is_accepted_for_a_float_and_a_whole_float_for_an_int() {
         assert_eq!(one(want("area", json!({"base": [5.0]})), call("area", json!({"base": 5}))), Ok(()));
         assert_eq!(one(want("area", json!({"base": [5.5]})), call("area", json!({"base": 5}))), Err("area: param 'base': got 5, expected one of [5.5]".into()));
+        assert_eq!(one(want("area", json!({"base": [5.0], "points": [[1, 2]]})), call("area", json!({"base": 5, "points": [1, 2.0]}))), Ok(()));
         assert_eq!(
-            one(want("area", json!({"base": [5.0], "points": [[1, 2]]})), call("area", json!({"base": 5, "points": [1, 2.0]}))),
-            Err("area: param 'points'[1]: expected integer, got 2.0".into())
+            one(want("area", json!({"base": [5.0]})), call("area", json!({"base": 5, "points": [1, 2.5]}))),
+            Err("area: param 'points[1]' must be integer, got 2.5".into())
         );
         assert_eq!(
             one(want("file_reader", json!({})), call("file_reader", json!({"path": "a", "max_chars": 10.5}))),
-            Err("file_reader: param 'max_chars': expected integer, got 10.5".into())
+            Err("file_reader: param 'max_chars' must be integer, got 10.5".into())
         );
-        assert_eq!(
-            one(want("area", json!({})), call("area", json!({"base": "5"}))),
-            Err("area: param 'base': expected number, got \"5\"".into())
-        );
+        assert_eq!(one(want("area", json!({})), call("area", json!({"base": "5"}))), Err("area: param 'base' must be number, got \"5\"".into()));
+    }
+
+    /// What the tool layer would run is what scores as within the schema, and the other way
+    /// round: one reading of the schema for both.
+    #[test]
+    fn scoring_and_validation_agree_on_the_schema() {
+        let parameters = json!({"type": "object", "properties": {
+            "n": {"type": "integer", "minimum": 1}, "x": {"type": "number"}, "unit": {"type": "string", "enum": ["m", "km"]},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "opts": {"type": "object", "properties": {"deep": {"type": "boolean"}}, "required": ["deep"]}
+        }, "required": ["n"], "additionalProperties": false});
+        let tools = [json!({"type": "function", "function": {"name": "f", "parameters": parameters}})];
+        let spec = ToolSpec::parse(&tools[0], 0).unwrap();
+        let argument_sets = [
+            json!({"n": 3}),
+            json!({"n": 3.0}),
+            json!({"n": 3.5}),
+            json!({"n": "3"}),
+            json!({"n": 0}),
+            json!({"n": 1, "x": 2}),
+            json!({"n": 1, "x": "2"}),
+            json!({"n": 1, "unit": "km"}),
+            json!({"n": 1, "unit": "公里"}),
+            json!({"n": 1, "tags": ["a", "b"]}),
+            json!({"n": 1, "tags": ["a", 2]}),
+            json!({"n": 1, "opts": {"deep": true}}),
+            json!({"n": 1, "opts": {}}),
+            json!({"x": 1.5}),
+            json!({"n": 1, "extra": true}),
+        ];
+        let mut refused = 0;
+        for args in argument_sets {
+            let call = call("f", args.clone());
+            let validated = crate::tools::validate::validate_args(&spec, &call.args);
+            let scored = score(&Expected::ToolCalls(vec![want("f", json!({}))]), &[call], "", &tools);
+            assert_eq!(validated.is_ok(), scored.is_ok(), "{args}: validation {validated:?}, scoring {scored:?}");
+            refused += usize::from(scored.is_err());
+        }
+        assert_eq!(refused, 9);
     }
 
     #[test]
@@ -397,7 +366,7 @@ mod tests {
         assert!(one(expected(), call("area", json!({"base": 1, "options": {"round": true, "color": "red"}}))).is_err(), "unknown key");
         assert_eq!(
             one(want("area", json!({"base": [1], "options": [{}]})), call("area", json!({"base": 1, "options": {"round": "yes"}}))),
-            Err("area: param 'options'.round: expected boolean, got \"yes\"".into())
+            Err("area: param 'options.round' must be boolean, got \"yes\"".into())
         );
     }
 

@@ -35,11 +35,12 @@ pub use vocab::TokenSpace;
 use super::generate::{ModelHandle, TokenConstraint};
 use super::{BrainError, DecisionRequest};
 use crate::protocol::{Message, Phase, Strategy, ToolCalling};
+use crate::tools::spec::{SpecError, ToolSpec};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConstrainError {
-    #[error("tools schema, tool {index}: {reason}")]
-    Tool { index: usize, reason: String },
+    #[error("tools schema, {0}")]
+    Tools(#[from] SpecError),
     #[error("cannot compile the answer grammar: {0}")]
     Grammar(String),
     #[error("token vocabulary: {0}")]
@@ -90,13 +91,14 @@ pub fn for_request(
     let after_results = matches!(request.messages.last(), Some(Message::Tool(_)));
     let target = target(request.phase, request.tool_calling, style, after_results);
     let space = TokenSpace::for_model(model)?;
+    let tools = ToolSpec::parse_all(&request.tools)?;
     let watched = |point| (point, choice.bias, choice.margin.clone());
     if uses_tasks(target, strategy, &request.tools) {
         let (point, bias, margin) = watched(NO_TOOL_TASK);
-        let inner = TasksFirst::new(space.clone(), &request.tools)?;
+        let inner = TasksFirst::new(space.clone(), &tools)?;
         return Ok(Box::new(Closing::new(AnswerBias::new(inner, space.clone(), point, bias, margin), space)));
     }
-    let inner = space.constraint(&lark(&request.tools, target)?)?;
+    let inner = space.constraint(&lark(&tools, target))?;
     if target == Target::Envelope(KeyOrder::CallsFirst) && !request.tools.is_empty() {
         let (point, bias, margin) = watched(EMPTY_CALLS);
         return Ok(Box::new(Closing::new(AnswerBias::new(inner, space.clone(), point, bias, margin), space)));

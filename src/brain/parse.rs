@@ -20,6 +20,7 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 
 use crate::protocol::{AiMessage, Args, Phase, Plan, PlanStep, ToolCall};
+use crate::tools::spec::{self, ParamKind, SpecError, ToolSpec};
 
 /// A decoded model output.
 #[derive(Clone, Debug, PartialEq)]
@@ -54,6 +55,9 @@ pub enum ParseError {
     /// The output has structure (JSON, tags, fences) that could not be decoded.
     #[error("{format}: {reason}")]
     Malformed { format: &'static str, reason: String },
+    /// The tools schema given to read the output against does not read.
+    #[error("tools schema: {0}")]
+    Tools(#[from] SpecError),
 }
 
 type ParseFn = fn(&str, &Ctx) -> Option<Result<Found, String>>;
@@ -78,7 +82,7 @@ const PLAIN_TEXT: &str = "plain_text";
 pub fn parse(raw: &str, tools: &[Value], phase: Phase) -> Result<Parsed, ParseError> {
     let text = strip_end_tokens(raw);
     let (reasoning, answer) = split_think(text)?;
-    let ctx = Ctx { tools };
+    let ctx = Ctx { tools: ToolSpec::parse_all(tools)? };
     match run_chain(&answer, &ctx) {
         Ok((format, found)) => Ok(finish(found, &ctx, phase, format, reasoning)),
         Err(broken) => {
@@ -136,48 +140,23 @@ struct FoundStep {
     call: Option<Result<ToolCall, String>>,
 }
 
-/// The tools schema, for names and parameter types.
-struct Ctx<'a> {
-    tools: &'a [Value],
+/// The tools, for names and parameter types.
+struct Ctx {
+    tools: Vec<ToolSpec>,
 }
 
-impl Ctx<'_> {
-    fn function(tool: &Value) -> &Value {
-        tool.get("function").filter(|f| f.is_object()).unwrap_or(tool)
-    }
-
+impl Ctx {
     fn names(&self) -> Vec<&str> {
-        self.tools.iter().filter_map(|t| Self::function(t).get("name")?.as_str()).collect()
+        self.tools.iter().map(|t| t.name.as_str()).collect()
     }
 
-    fn knows(&self, name: &str) -> bool {
-        self.names().contains(&name)
+    fn tool(&self, name: &str) -> Option<&ToolSpec> {
+        spec::find(&self.tools, name)
     }
 
-    /// A tool's parameters schema (`null` when the tool or its parameters are unknown).
-    fn parameters(&self, tool: &str) -> &Value {
-        static NONE: Value = Value::Null;
-        self.tools
-            .iter()
-            .map(Self::function)
-            .find(|f| f.get("name").and_then(Value::as_str) == Some(tool))
-            .and_then(|f| f.get("parameters"))
-            .unwrap_or(&NONE)
-    }
-
-    /// The JSON schema type of a tool's parameter (the first non-null one of a union).
-    fn param_type(&self, tool: &str, param: &str) -> Option<&str> {
-        let function = self
-            .tools
-            .iter()
-            .map(Self::function)
-            .find(|f| f.get("name").and_then(Value::as_str) == Some(tool))?;
-        let kind = function.get("parameters")?.get("properties")?.get(param)?.get("type")?;
-        match kind {
-            Value::String(s) => Some(s.as_str()),
-            Value::Array(kinds) => kinds.iter().filter_map(Value::as_str).find(|k| *k != "null"),
-            _ => None,
-        }
+    /// The type a tool's parameter is read as.
+    fn param_kind(&self, tool: &str, param: &str) -> Option<ParamKind> {
+        self.tool(tool)?.param(param)?.main_kind()
     }
 }
 
@@ -196,15 +175,16 @@ fn finish(
             rejected.push(format!("{label}{reason}"));
             None
         }
-        Ok(call) if !ctx.knows(&call.name) => {
+        Ok(call) if ctx.tool(&call.name).is_none() => {
             let known = ctx.names().join(", ");
             rejected.push(format!("{label}{}: unknown tool (available: {known})", call.name));
             None
         }
         Ok(mut call) => {
-            let parameters = ctx.parameters(&call.name);
-            let notes = crate::brain::constrain::normalize_args(&mut call.args, parameters);
-            repaired.extend(notes.into_iter().map(|n| format!("{}: {n}", call.name)));
+            if let Some(tool) = ctx.tool(&call.name) {
+                let notes = crate::brain::constrain::normalize_args(&mut call.args, tool);
+                repaired.extend(notes.into_iter().map(|n| format!("{}: {n}", call.name)));
+            }
             Some(call)
         }
     };
@@ -432,7 +412,7 @@ fn xml_call(name: String, body: &str, closed: bool, ctx: &Ctx) -> Result<ToolCal
             return Err(format!("{name}: the output ended inside a parameter"));
         }
         let key = block[..gt].trim().trim_matches(|c| c == '"' || c == '\'').to_string();
-        let value = typed_value(&block[gt + 1..], ctx.param_type(&name, &key));
+        let value = typed_value(&block[gt + 1..], ctx.param_kind(&name, &key));
         args.insert(key, value);
     }
     Ok(ToolCall { id: String::new(), name, args })
@@ -440,31 +420,11 @@ fn xml_call(name: String, body: &str, closed: bool, ctx: &Ctx) -> Result<ToolCal
 
 /// An XML parameter's text as the schema's type; text that does not fit stays a string
 /// (validation reports it with the parameter's name).
-fn typed_value(raw: &str, kind: Option<&str>) -> Value {
+fn typed_value(raw: &str, kind: Option<ParamKind>) -> Value {
     // The format puts the value on its own line: one newline each side is layout.
     let text = raw.strip_prefix('\n').unwrap_or(raw);
     let text = text.strip_suffix('\n').unwrap_or(text);
-    let trimmed = text.trim();
-    let typed = match kind {
-        Some("integer") => trimmed.parse::<i64>().ok().map(Value::from).or_else(|| {
-            let f = trimmed.parse::<f64>().ok()?;
-            (f.fract() == 0.0 && f.abs() < 9.0e15).then(|| Value::from(f as i64))
-        }),
-        Some("number") => trimmed
-            .parse::<i64>()
-            .ok()
-            .map(Value::from)
-            .or_else(|| trimmed.parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number)),
-        Some("boolean") => match trimmed.to_ascii_lowercase().as_str() {
-            "true" => Some(Value::Bool(true)),
-            "false" => Some(Value::Bool(false)),
-            _ => None,
-        },
-        Some("array") => serde_json::from_str::<Value>(trimmed).ok().filter(Value::is_array),
-        Some("object") => serde_json::from_str::<Value>(trimmed).ok().filter(Value::is_object),
-        _ => None,
-    };
-    typed.unwrap_or_else(|| Value::String(text.to_string()))
+    kind.and_then(|k| k.read_text(text)).unwrap_or_else(|| Value::String(text.to_string()))
 }
 
 /// Hermes: `<tool_call>{"name": ..., "arguments": ...}</tool_call>`, one or many; the
@@ -1444,12 +1404,13 @@ mod tests {
             "{\"reasoning\":\"先读\",\"plan\":[{\"step\":1,\"description\":\"读\",\"tool_call\":{\"name\":\"file_reader\",\"args\":{\"path\":\"C:\\docs\"}}}]}",
         ];
         let tools = tools();
+        let ctx = Ctx { tools: ToolSpec::parse_all(&tools).unwrap() };
         for output in outputs {
             for (cut, _) in output.char_indices() {
                 for phase in [Phase::React, Phase::Plan] {
                     if let Ok(parsed) = parse(&output[..cut], &tools, phase) {
                         for call in &parsed.tool_calls {
-                            assert!(!call.id.is_empty() && Ctx { tools: &tools }.knows(&call.name), "{cut}: {parsed:?}");
+                            assert!(!call.id.is_empty() && ctx.tool(&call.name).is_some(), "{cut}: {parsed:?}");
                         }
                     }
                 }

@@ -288,22 +288,18 @@ fn push_tool_list(text: &mut String, listed: &[Value]) {
 
 /// The calls shown in schema B: the seeds' two calls when those tools exist, otherwise
 /// up to two of the given tools with placeholder arguments (an example naming a tool the
-/// model does not have invites calls to it).
+/// model does not have invites calls to it). A schema that does not read shows none (the
+/// decision reports it).
 fn example_calls(tools: &[Value]) -> Vec<ToolCall> {
-    let names: Vec<&str> = tools.iter().filter_map(tool_name).collect();
-    if names.contains(&"file_reader") && names.contains(&"calculator") {
+    use crate::tools::spec::{find, ToolSpec};
+    let specs = ToolSpec::parse_all(tools).unwrap_or_default();
+    if find(&specs, "file_reader").is_some() && find(&specs, "calculator").is_some() {
         return vec![
             example_call(1, "file_reader", json!({"path": "docs/agent_intro.txt", "max_chars": 2000})),
             example_call(2, "calculator", json!({"expression": "2+2"})),
         ];
     }
-    tools
-        .iter()
-        .filter_map(|tool| Some((tool_name(tool)?, tool)))
-        .take(2)
-        .enumerate()
-        .map(|(i, (name, tool))| example_call(i + 1, name, Value::Object(placeholder_args(tool))))
-        .collect()
+    specs.iter().take(2).enumerate().map(|(i, tool)| example_call(i + 1, &tool.name, Value::Object(tool.placeholder_args()))).collect()
 }
 
 fn example_call(n: usize, name: &str, args: Value) -> ToolCall {
@@ -312,43 +308,6 @@ fn example_call(n: usize, name: &str, args: Value) -> ToolCall {
         _ => Map::new(),
     };
     ToolCall { id: format!("call_{n:03}"), name: name.to_string(), args }
-}
-
-/// A value of the right type for each required parameter (or the first one when none is
-/// required).
-fn placeholder_args(tool: &Value) -> Map<String, Value> {
-    let params = tool.get("function").unwrap_or(tool).get("parameters");
-    let props = params.and_then(|p| p.get("properties")).and_then(Value::as_object);
-    let Some(props) = props else { return Map::new() };
-    let required: Vec<&str> = params
-        .and_then(|p| p.get("required"))
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let chosen: Vec<&String> = if required.is_empty() {
-        props.keys().take(1).collect()
-    } else {
-        props.keys().filter(|k| required.contains(&k.as_str())).collect()
-    };
-    chosen
-        .into_iter()
-        .map(|key| {
-            let kind = props.get(key).and_then(|p| p.get("type")).and_then(Value::as_str);
-            let value = match kind {
-                Some("integer") => json!(1),
-                Some("number") => json!(1.5),
-                Some("boolean") => json!(true),
-                Some("array") => json!([]),
-                Some("object") => json!({}),
-                _ => json!("..."),
-            };
-            (key.clone(), value)
-        })
-        .collect()
-}
-
-fn tool_name(tool: &Value) -> Option<&str> {
-    tool.get("function").and_then(|f| f.get("name")).or_else(|| tool.get("name"))?.as_str()
 }
 
 /// The conversation in envelope style: one system message (ours, then the user's own),

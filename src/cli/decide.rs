@@ -10,6 +10,7 @@ use super::interrupt::{self, Interrupt};
 use super::{DecideMode, ModelOpts};
 use crate::brain::{make_brain, Backend, Decision, DecisionRequest};
 use crate::protocol::{load_messages, Message, Phase};
+use crate::tools::spec::ToolSpec;
 
 #[derive(clap::Args, Debug)]
 pub struct DecideArgs {
@@ -30,18 +31,16 @@ pub struct DecideArgs {
     pub outdir: PathBuf,
 }
 
-/// Reads a tools schema file: a JSON array of `{"type":"function","function":{...}}`.
+/// Reads a tools schema file: a JSON array of `{"type":"function","function":{...}}` (or
+/// bare `{name, description, parameters}`), each of which must read as a tool spec.
 pub fn load_tools_schema(path: &Path) -> Result<Vec<Value>> {
     let text = crate::input::read_text(path, crate::input::TOOLS_SCHEMA)?;
     let value: Value = serde_json::from_str(&text).with_context(|| format!("{}: not valid JSON", path.display()))?;
     let Value::Array(tools) = value else {
         anyhow::bail!("{}: expected a JSON array of tools", path.display());
     };
-    for (i, tool) in tools.iter().enumerate() {
-        let name = tool.get("function").and_then(|f| f.get("name")).and_then(Value::as_str);
-        if name.is_none() {
-            anyhow::bail!("{}: tool {i}: missing function.name", path.display());
-        }
+    if let Err(e) = ToolSpec::parse_all(&tools) {
+        anyhow::bail!("{}: {e}", path.display());
     }
     Ok(tools)
 }

@@ -2,14 +2,17 @@
 //! it and runs the calls of one AIMessage concurrently, answering each with exactly one
 //! ToolMessage, in call order, whatever fails.
 
+pub mod spec;
 pub mod validate;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::sync::RwLock;
+
+use spec::{SpecError, ToolSpec};
 
 use crate::protocol::{ToolCall, ToolMessage};
 use crate::skills::{Skill, Workspace};
@@ -24,6 +27,8 @@ pub struct CallOutcome {
 
 pub struct ToolLayer {
     skills: Vec<Arc<dyn Skill>>,
+    /// Each skill's manifest read once (a broken one answers its calls with why).
+    specs: Vec<Result<ToolSpec, SpecError>>,
     by_name: HashMap<String, usize>,
     workspace: Arc<Workspace>,
     timeout: Duration,
@@ -34,7 +39,8 @@ pub struct ToolLayer {
 impl ToolLayer {
     pub fn new(skills: Vec<Arc<dyn Skill>>, workspace: Workspace, timeout: Duration) -> Self {
         let by_name = skills.iter().enumerate().map(|(i, s)| (s.manifest().name.clone(), i)).collect();
-        Self { skills, by_name, workspace: Arc::new(workspace), timeout, exclusive: Arc::new(RwLock::new(())) }
+        let specs = skills.iter().enumerate().map(|(i, s)| ToolSpec::parse(&manifest_tool(s.manifest()), i)).collect();
+        Self { skills, specs, by_name, workspace: Arc::new(workspace), timeout, exclusive: Arc::new(RwLock::new(())) }
     }
 
     pub fn workspace(&self) -> &Workspace {
@@ -43,13 +49,7 @@ impl ToolLayer {
 
     /// The tools schema in OpenAI function format.
     pub fn schema(&self) -> Vec<Value> {
-        self.skills
-            .iter()
-            .map(|s| {
-                let m = s.manifest();
-                json!({"type": "function", "function": {"name": m.name, "description": m.description, "parameters": m.parameters}})
-            })
-            .collect()
+        self.skills.iter().map(|s| manifest_tool(s.manifest())).collect()
     }
 
     fn skill(&self, name: &str) -> Option<&Arc<dyn Skill>> {
@@ -58,12 +58,12 @@ impl ToolLayer {
 
     /// Checks that the tool exists and the arguments follow its schema.
     pub fn validate(&self, call: &ToolCall) -> Result<(), String> {
-        let Some(skill) = self.skill(&call.name) else {
+        let Some(spec) = self.by_name.get(&call.name).and_then(|&i| self.specs.get(i)) else {
             let known: Vec<&str> = self.skills.iter().map(|s| s.manifest().name.as_str()).collect();
             return Err(format!("unknown tool '{}' (available: {})", call.name, known.join(", ")));
         };
-        validate::validate_args(&skill.manifest().parameters, &Value::Object(call.args.clone()))
-            .map_err(|e| format!("invalid call to {}: {e}", call.name))
+        let spec = spec.as_ref().map_err(|e| format!("{} cannot be called, its schema is broken: {e}", call.name))?;
+        validate::validate_args(spec, &call.args).map_err(|e| format!("invalid call to {}: {e}", call.name))
     }
 
     /// Runs one call: validation, then the skill on a blocking thread under the timeout.
@@ -124,6 +124,10 @@ impl ToolLayer {
     }
 }
 
+fn manifest_tool(m: &crate::skills::Manifest) -> Value {
+    spec::openai_tool(&m.name, &Value::from(m.description.as_str()), &m.parameters)
+}
+
 enum Guard {
     Shared(#[allow(dead_code)] tokio::sync::OwnedRwLockReadGuard<()>),
     Exclusive(#[allow(dead_code)] tokio::sync::OwnedRwLockWriteGuard<()>),
@@ -161,6 +165,7 @@ mod tests {
     use super::*;
     use crate::protocol::{Args, ToolStatus};
     use crate::skills::{Manifest, SkillError};
+    use serde_json::json;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
 
@@ -240,7 +245,7 @@ mod tests {
         );
         assert_eq!(
             out[4].result.error_text().as_deref(),
-            Some("invalid call to slow: argument 'x' must be integer, got a string")
+            Some("invalid call to slow: argument 'x' must be integer, got \"three\"")
         );
         // The 300 ms calls overlapped instead of running one after the other.
         assert!(peak.load(Ordering::SeqCst) >= 2);
@@ -257,6 +262,23 @@ mod tests {
         assert_eq!(out[1].result.status, ToolStatus::Success);
         // The quick call answered while the stuck one was still running.
         assert_eq!(finished.into_inner().unwrap(), vec!["b", "a"]);
+    }
+
+    #[tokio::test]
+    async fn a_call_to_a_skill_with_a_broken_schema_is_answered_with_why() {
+        let skill = Sleepy {
+            manifest: Manifest { name: "odd".into(), description: "odd tool".into(), parameters: json!({"type": "Pointer"}) },
+            delay: Duration::ZERO,
+            fail: false,
+            running: Arc::default(),
+            peak: Arc::default(),
+        };
+        let layer = ToolLayer::new(vec![Arc::new(skill)], Workspace::new(std::env::temp_dir()).unwrap(), Duration::from_secs(1));
+        let out = layer.run(&call("call_001", "odd", json!({}))).await;
+        assert_eq!(
+            out.result.error_text().as_deref(),
+            Some("odd cannot be called, its schema is broken: tool 0 (odd): parameters.type: unknown type \"Pointer\" (known: string, integer, number, boolean, array, object, null; dict, float, int, bool, str, list, tuple, any)")
+        );
     }
 
     #[test]

@@ -144,7 +144,7 @@ mod tests {
     fn decode(bias: f32) -> (String, Option<f32>) {
         let space = space();
         let tools = [json!({"name": "f", "parameters": {"type": "object", "properties": {}}})];
-        let grammar = lark(&tools, Target::Envelope(KeyOrder::CallsFirst)).unwrap();
+        let grammar = lark(&crate::tools::spec::ToolSpec::parse_all(&tools).unwrap(), Target::Envelope(KeyOrder::CallsFirst));
         let margin = Margin::default();
         let mut c = AnswerBias::new(space.constraint(&grammar).unwrap(), space.clone(), EMPTY_CALLS, bias, margin.clone());
         let mut out = String::new();

@@ -160,7 +160,7 @@ mod tests {
     fn run(budget: usize, close: bool) -> (String, bool) {
         let space = Arc::new(TokenSpace::from_env(ApproximateTokEnv::single_byte_env()).unwrap());
         let tools = [json!({"name": "calc", "parameters": {"type": "object", "properties": {"e": {"type": "string"}}, "required": ["e"]}})];
-        let grammar = lark(&tools, Target::Envelope(KeyOrder::CallsFirst)).unwrap();
+        let grammar = lark(&crate::tools::spec::ToolSpec::parse_all(&tools).unwrap(), Target::Envelope(KeyOrder::CallsFirst));
         let inner = space.constraint(&grammar).unwrap();
         let mut constraint: Box<dyn TokenConstraint> =
             if close { Box::new(Closing::new(inner, space.clone())) } else { Box::new(inner) };

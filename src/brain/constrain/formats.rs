@@ -9,6 +9,8 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::tools::spec::ToolSpec;
+
 /// Date and time notations, longest first where one contains another, with the grammar's
 /// pattern: the notation itself, or where a model tends to write another unambiguous
 /// spelling (ISO dates, `8:00 PM`), that spelling too, which [`normalize`] rewrites.
@@ -126,11 +128,10 @@ fn time_24h(text: &str, seconds: bool) -> Option<String> {
 /// Rewrites, in place, each string argument whose description names a date or time
 /// notation and whose value is another spelling of one (see [`normalize`]); returns what
 /// was rewritten, as `param: old -> new`.
-pub fn normalize_args(args: &mut Map<String, Value>, parameters: &Value) -> Vec<String> {
-    let Some(props) = parameters.get("properties").and_then(Value::as_object) else { return Vec::new() };
+pub fn normalize_args(args: &mut Map<String, Value>, tool: &ToolSpec) -> Vec<String> {
     let mut notes = Vec::new();
     for (key, value) in args.iter_mut() {
-        let description = props.get(key).and_then(|p| p.get("description")).and_then(Value::as_str);
+        let description = tool.param(key).and_then(|p| p.description.as_deref());
         let (Some(description), Value::String(text)) = (description, &*value) else { continue };
         if let Some(fixed) = normalize(text, description) {
             notes.push(format!("{key}: {text} -> {fixed}"));
@@ -140,23 +141,16 @@ pub fn normalize_args(args: &mut Map<String, Value>, parameters: &Value) -> Vec<
     notes
 }
 
-/// Gives every plain string schema in `schema` (objects' properties and array items, at
-/// any depth) the pattern its description names.
-pub fn add_patterns(schema: &mut Value) {
-    let Value::Object(map) = schema else { return };
-    add_pattern(map);
-    if let Some(Value::Object(props)) = map.get_mut("properties") {
-        props.values_mut().for_each(add_patterns);
-    }
-    if let Some(items) = map.get_mut("items") {
-        add_patterns(items);
-    }
+/// Whether a schema is a plain string: of type string, with no enum, const, pattern or
+/// format of its own.
+pub fn is_plain_string(map: &Map<String, Value>) -> bool {
+    map.get("type").and_then(Value::as_str) == Some("string")
+        && !["enum", "const", "pattern", "format"].iter().any(|k| map.contains_key(*k))
 }
 
-fn add_pattern(map: &mut Map<String, Value>) {
-    let is_string = map.get("type").and_then(Value::as_str) == Some("string");
-    let own = ["enum", "const", "pattern", "format"].iter().any(|k| map.contains_key(*k));
-    if !is_string || own {
+/// Gives a plain string schema the pattern its description names.
+pub fn add_pattern(map: &mut Map<String, Value>) {
+    if !is_plain_string(map) {
         return;
     }
     if let Some(pattern) = map.get("description").and_then(Value::as_str).and_then(pattern_for) {
@@ -193,7 +187,7 @@ mod tests {
                 }}}
             }
         });
-        add_patterns(&mut schema);
+        crate::tools::spec::for_each_raw(&mut schema, &mut add_pattern);
         assert_eq!(schema["properties"]["day"]["pattern"], "^[0-9]{4}-[0-9]{2}-[0-9]{2}$");
         assert!(schema["properties"]["unit"].get("pattern").is_none());
         assert!(schema["properties"]["count"].get("pattern").is_none());
@@ -224,7 +218,8 @@ mod tests {
         args.insert("pickup_date".into(), json!("2025-07-04"));
         args.insert("city".into(), json!("Rome"));
         let parameters = json!({"properties": {"pickup_date": {"type": "string", "description": mdy}, "city": {"type": "string"}}});
-        assert_eq!(normalize_args(&mut args, &parameters), vec!["pickup_date: 2025-07-04 -> 07-04-2025".to_string()]);
+        let tool = ToolSpec::parse(&json!({"name": "car.rent", "parameters": parameters}), 0).unwrap();
+        assert_eq!(normalize_args(&mut args, &tool), vec!["pickup_date: 2025-07-04 -> 07-04-2025".to_string()]);
         assert_eq!(args["pickup_date"], "07-04-2025");
     }
 
@@ -242,7 +237,8 @@ mod tests {
         ];
         for (description, value) in cases {
             let tool = json!({"name": "f", "parameters": {"type": "object", "properties": {"v": {"type": "string", "description": description}}, "required": ["v"]}});
-            let grammar = super::super::lark(&[tool], super::super::Target::Native(super::super::NativeStyle::Hermes)).unwrap();
+            let tool = ToolSpec::parse(&tool, 0).unwrap();
+            let grammar = super::super::lark(&[tool], super::super::Target::Native(super::super::NativeStyle::Hermes));
             let call = format!("<tool_call>\n{{\"name\": \"f\", \"arguments\": {{\"v\": \"{value}\"}}}}\n</tool_call>");
             assert!(space.accepts(&grammar, &call).unwrap(), "{description}: {value}");
             let wrong = call.replace(value, "tomorrow");

@@ -10,6 +10,7 @@
 use serde_json::{json, Map, Value};
 
 use super::ConstrainError;
+use crate::tools::spec::{self, ParamKind, Schema, ToolSpec};
 
 /// What the whole answer must be.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,63 +78,50 @@ const NATIVE_ANSWER: &str = r"/(?s:[^{]*[^{\s][^{]*)/ & ~/(?s:.*(<tool_call|tool
 /// The opening of a fenced JSON block.
 const FENCE_OPEN: &str = r"/```(json)?[ \t]*\n/";
 
-/// One tool of the schema.
+/// One tool of the schema, with its arguments schema as the grammar takes it.
 #[derive(Clone, Debug, PartialEq)]
-struct Tool {
-    name: String,
-    /// The arguments schema, objects closed.
+struct Tool<'a> {
+    spec: &'a ToolSpec,
+    /// The arguments schema, prepared (see [`prepared`]).
     args: Value,
 }
 
-/// The Lark grammar for `target` over `tools` (OpenAI function format or bare
-/// `{name, parameters}`).
-pub fn lark(tools: &[Value], target: Target) -> Result<String, ConstrainError> {
-    let tools = read_tools(tools)?;
-    Ok(match target {
+/// The Lark grammar for `target` over `tools`.
+pub fn lark(tools: &[ToolSpec], target: Target) -> String {
+    let tools = grammar_tools(tools);
+    match target {
         Target::Envelope(order) => format!("start: %json {}\n", json_grammar(envelope_schema(&tools, order))),
         Target::Plan => format!("start: %json {}\n", json_grammar(plan_schema(&tools))),
         Target::Native(NativeStyle::Hermes) => hermes_lark(&tools),
         Target::Native(NativeStyle::Xml) => xml_lark(&tools),
-    })
-}
-
-fn read_tools(tools: &[Value]) -> Result<Vec<Tool>, ConstrainError> {
-    let mut out: Vec<Tool> = Vec::new();
-    for (index, tool) in tools.iter().enumerate() {
-        let function = tool.get("function").filter(|f| f.is_object()).unwrap_or(tool);
-        let name = function
-            .get("name")
-            .and_then(Value::as_str)
-            .filter(|n| !n.trim().is_empty())
-            .ok_or_else(|| ConstrainError::Tool { index, reason: "no function.name".into() })?;
-        let args = match function.get("parameters") {
-            None | Some(Value::Null) => json!({"type": "object", "properties": {}}),
-            Some(p @ Value::Object(_)) => p.clone(),
-            Some(other) => {
-                return Err(ConstrainError::Tool { index, reason: format!("{name}: parameters is not an object: {other}") })
-            }
-        };
-        // A repeated name: the first definition is the tool (as a dispatcher keyed by name sees it).
-        if out.iter().any(|t| t.name == name) {
-            continue;
-        }
-        let mut args = args;
-        close_objects(&mut args);
-        super::formats::add_patterns(&mut args);
-        bound_strings(&mut args);
-        out.push(Tool { name: name.to_string(), args });
     }
-    Ok(out)
 }
 
-/// Sets `additionalProperties: false` on every object schema that lists `properties` and
-/// says nothing about other keys, so the model cannot invent parameters.
-fn close_objects(schema: &mut Value) {
-    for_each_schema(schema, &mut |map| {
+fn grammar_tools(tools: &[ToolSpec]) -> Vec<Tool<'_>> {
+    let mut out: Vec<Tool> = Vec::new();
+    for spec in tools {
+        // A repeated name: the first definition is the tool (as a dispatcher keyed by name sees it).
+        if out.iter().all(|t| t.spec.name != spec.name) {
+            out.push(Tool { spec, args: prepared(spec.parameters()) });
+        }
+    }
+    out
+}
+
+/// A schema as the grammar takes it: every object that lists `properties` and says
+/// nothing about other keys closed (`additionalProperties: false`, so the model cannot
+/// invent parameters), the format a string's description names as its pattern
+/// ([`super::formats`]), and plain strings bounded.
+fn prepared(schema: &Value) -> Value {
+    let mut out = schema.clone();
+    spec::for_each_raw(&mut out, &mut |map| {
         if map.contains_key("properties") && !map.contains_key("additionalProperties") {
             map.insert("additionalProperties".into(), Value::Bool(false));
         }
+        super::formats::add_pattern(map);
+        bound_string(map);
     });
+    out
 }
 
 /// Longest string argument, in characters, where the schema sets no bound of its own.
@@ -143,37 +131,11 @@ fn close_objects(schema: &mut Value) {
 /// few calls inside the profiles' 512-token budget.
 pub const MAX_STRING_CHARS: u64 = 256;
 
-/// Gives every plain string schema (no length bound, enum, const or pattern of its own) a
-/// `maxLength` of [`MAX_STRING_CHARS`].
-fn bound_strings(schema: &mut Value) {
-    for_each_schema(schema, &mut |map| {
-        let is_string = map.get("type").and_then(Value::as_str) == Some("string");
-        let bounded = ["maxLength", "enum", "const", "pattern", "format"].iter().any(|k| map.contains_key(*k));
-        if is_string && !bounded {
-            map.insert("maxLength".into(), json!(MAX_STRING_CHARS));
-        }
-    });
-}
-
-/// Calls `f` on `schema` and every schema nested in it.
-fn for_each_schema(schema: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
-    let Value::Object(map) = schema else { return };
-    f(map);
-    for (key, value) in map.iter_mut() {
-        match key.as_str() {
-            "properties" | "patternProperties" | "$defs" | "definitions" => {
-                if let Value::Object(children) = value {
-                    children.values_mut().for_each(|c| for_each_schema(c, f));
-                }
-            }
-            "items" | "additionalProperties" | "additionalItems" => for_each_schema(value, f),
-            "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
-                if let Value::Array(children) = value {
-                    children.iter_mut().for_each(|c| for_each_schema(c, f));
-                }
-            }
-            _ => {}
-        }
+/// Gives a plain string schema without a length bound of its own a `maxLength` of
+/// [`MAX_STRING_CHARS`] (after [`super::formats::add_pattern`]: a pattern bounds it).
+fn bound_string(map: &mut Map<String, Value>) {
+    if super::formats::is_plain_string(map) && !map.contains_key("maxLength") {
+        map.insert("maxLength".into(), json!(MAX_STRING_CHARS));
     }
 }
 
@@ -204,7 +166,7 @@ fn call_schema(tool: &Tool, args_key: &str, with_id: bool) -> Value {
         // to list every tool the system message mentions.
         properties.insert("id".into(), json!({"type": "string", "pattern": "^call_[0-9]{3}$"}));
     }
-    properties.insert("name".into(), json!({"const": tool.name}));
+    properties.insert("name".into(), json!({"const": tool.spec.name}));
     properties.insert(args_key.into(), tool.args.clone());
     json!({
         "type": "object",
@@ -293,9 +255,9 @@ const MAX_TASK_CHARS: u64 = 160;
 /// The first stage of a tasks-first envelope: `{"tasks": [{"task": "...", "tool": NAME or
 /// "none"}, ...]`, one to [`MAX_CALLS`] tasks, ending at the array's `]`. The rest of the
 /// answer is [`after_tasks_lark`] for the tasks written.
-pub fn tasks_lark(tools: &[Value]) -> Result<String, ConstrainError> {
-    let tools = read_tools(tools)?;
-    let mut names: Vec<Value> = tools.iter().map(|t| json!(t.name)).collect();
+pub fn tasks_lark(tools: &[ToolSpec]) -> String {
+    let tools = grammar_tools(tools);
+    let mut names: Vec<Value> = tools.iter().map(|t| json!(t.spec.name)).collect();
     names.push(json!(NO_TOOL));
     let task = json!({
         "type": "object",
@@ -307,33 +269,33 @@ pub fn tasks_lark(tools: &[Value]) -> Result<String, ConstrainError> {
         "additionalProperties": false,
     });
     let more = MAX_CALLS - 1;
-    Ok(format!(
+    format!(
         "start: \"{{\" WS? {tasks} WS? \":\" WS? \"[\" WS? task (WS? \",\" WS? task){{0,{more}}} WS? \"]\"\n\
 task: %json {}\nWS: /{WHITESPACE}/\n",
         json_grammar(task),
         tasks = literal("\"tasks\""),
-    ))
+    )
 }
 
 /// The rest of a tasks-first envelope after its tasks: `, "tool_calls": [...], "content":
 /// ...}` with exactly one call per entry of `chosen` (the tools the tasks named, in their
 /// order; ids `call_001`...), content empty; or, when `chosen` is empty, no calls and a
 /// final answer.
-pub fn after_tasks_lark(tools: &[Value], chosen: &[String]) -> Result<String, ConstrainError> {
-    let tools = read_tools(tools)?;
+pub fn after_tasks_lark(tools: &[ToolSpec], chosen: &[String]) -> Result<String, ConstrainError> {
+    let tools = grammar_tools(tools);
     let key = |name: &str| format!("{} WS? \":\" WS?", literal(&format!("\"{name}\"")));
     let mut out = format!("start: WS? \",\" WS? {} \"[\" WS?", key("tool_calls"));
     let mut rules = String::new();
     for (i, name) in chosen.iter().enumerate() {
         let tool = tools
             .iter()
-            .find(|t| &t.name == name)
+            .find(|t| &t.spec.name == name)
             .ok_or_else(|| ConstrainError::Grammar(format!("a task names {name:?}, which is not a tool")))?;
         let call = json!({
             "type": "object",
             "properties": {
                 "id": {"const": format!("call_{:03}", i + 1)},
-                "name": {"const": tool.name.clone()},
+                "name": {"const": tool.spec.name.clone()},
                 "args": tool.args.clone(),
             },
             "required": ["id", "name", "args"],
@@ -410,23 +372,16 @@ fn xml_lark(tools: &[Tool]) -> String {
     out.push_str(&format!("function: {}\n", functions.join(" | ")));
     let mut needs_newline = false;
     for (i, tool) in tools.iter().enumerate() {
-        let properties = tool.args.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
-        let required: Vec<&str> = tool
-            .args
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
         let mut params = String::new();
-        for (j, (key, schema)) in properties.iter().enumerate() {
+        for (j, param) in tool.spec.params().iter().enumerate() {
             let rule = format!("f{i}p{j}");
             params.push(' ');
             params.push_str(&rule);
-            if !required.contains(&key.as_str()) {
+            if !tool.spec.required().contains(&param.name) {
                 params.push('?');
             }
-            let open = literal(&format!("<parameter={key}>"));
-            match xml_value(schema) {
+            let open = literal(&format!("<parameter={}>", param.name));
+            match xml_value(&param.schema) {
                 XmlValue::Text => {
                     out.push_str(&format!("{rule}: {open} {rule}v SEP?\n"));
                     out.push_str(&format!("{rule}v[suffix=\"</parameter>\"]: /(?s:.*)/\n"));
@@ -443,7 +398,7 @@ fn xml_lark(tools: &[Tool]) -> String {
                 }
             }
         }
-        let open = literal(&format!("<function={}>", tool.name));
+        let open = literal(&format!("<function={}>", tool.spec.name));
         out.push_str(&format!("f{i}: {open} SEP?{params} \"</function>\"\n"));
     }
     if needs_newline {
@@ -461,20 +416,18 @@ enum XmlValue {
     Json(Value),
 }
 
-fn xml_value(schema: &Value) -> XmlValue {
-    let strings = |list: &Value| -> Option<Vec<String>> {
-        list.as_array()?.iter().map(|v| v.as_str().map(str::to_string)).collect()
-    };
-    if let Some(choices) = schema.get("enum").and_then(strings) {
+fn xml_value(schema: &Schema) -> XmlValue {
+    let strings = |list: &Vec<Value>| -> Option<Vec<String>> { list.iter().map(|v| v.as_str().map(str::to_string)).collect() };
+    if let Some(choices) = schema.enum_values.as_ref().and_then(strings) {
         return XmlValue::Choices(choices);
     }
-    if let Some(Value::String(only)) = schema.get("const") {
+    if let Some(Value::String(only)) = &schema.constant {
         return XmlValue::Choices(vec![only.clone()]);
     }
-    match schema.get("type").and_then(Value::as_str) {
+    match schema.kinds.as_slice() {
         // Values are bare text here, and the parser reads booleans in any case.
-        Some("boolean") => XmlValue::Choices(["true", "false", "True", "False"].map(String::from).to_vec()),
-        Some("integer" | "number" | "array" | "object") => XmlValue::Json(schema.clone()),
+        [ParamKind::Boolean] => XmlValue::Choices(["true", "false", "True", "False"].map(String::from).to_vec()),
+        [ParamKind::Integer | ParamKind::Number | ParamKind::Array | ParamKind::Object] => XmlValue::Json(prepared(&schema.raw)),
         _ => XmlValue::Text,
     }
 }

@@ -103,7 +103,7 @@ mod tests {
 
     fn envelope() -> String {
         let tools = [json!({"name": "calculator", "parameters": {"type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"]}})];
-        lark(&tools, Target::Envelope(KeyOrder::ContentFirst)).unwrap()
+        lark(&crate::tools::spec::ToolSpec::parse_all(&tools).unwrap(), Target::Envelope(KeyOrder::ContentFirst))
     }
 
     /// Greedy decoding through the mask of a "model" whose favourite token at each step is

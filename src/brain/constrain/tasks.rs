@@ -12,13 +12,14 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::super::generate::TokenConstraint;
+use crate::tools::spec::ToolSpec;
 use super::grammar::{after_tasks_lark, tasks_lark, NO_TOOL};
 use super::{ConstrainError, GrammarConstraint, TokenSpace};
 
 /// One tasks-first generation's state.
 pub struct TasksFirst {
     space: Arc<TokenSpace>,
-    tools: Vec<Value>,
+    tools: Vec<ToolSpec>,
     /// The first stage's text, until its grammar completes.
     written: Vec<u8>,
     current: GrammarConstraint,
@@ -33,8 +34,8 @@ impl std::fmt::Debug for TasksFirst {
 }
 
 impl TasksFirst {
-    pub fn new(space: Arc<TokenSpace>, tools: &[Value]) -> Result<Self, ConstrainError> {
-        let current = space.constraint(&tasks_lark(tools)?)?;
+    pub fn new(space: Arc<TokenSpace>, tools: &[ToolSpec]) -> Result<Self, ConstrainError> {
+        let current = space.constraint(&tasks_lark(tools))?;
         Ok(Self { space, tools: tools.to_vec(), written: Vec::new(), current, chosen: None })
     }
 
@@ -99,10 +100,10 @@ mod tests {
 
     use super::*;
 
-    fn tools() -> Vec<Value> {
+    fn tools() -> Vec<ToolSpec> {
         let weather = json!({"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}});
         let factorial = json!({"name": "math.factorial", "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}});
-        vec![weather, factorial]
+        ToolSpec::parse_all(&[weather, factorial]).unwrap()
     }
 
     fn space() -> Arc<TokenSpace> {

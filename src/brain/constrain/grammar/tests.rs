@@ -6,6 +6,7 @@ use serde_json::json;
 
 use super::super::TokenSpace;
 use super::*;
+use crate::tools::spec::ToolSpec;
 
 fn tools() -> Vec<Value> {
     serde_json::from_value(json!([
@@ -41,7 +42,7 @@ struct Check {
 impl Check {
     fn new(tools: &[Value], target: Target) -> Self {
         let space = TokenSpace::from_env(ApproximateTokEnv::single_byte_env()).unwrap();
-        Check { space, grammar: lark(tools, target).unwrap() }
+        Check { space, grammar: lark(&ToolSpec::parse_all(tools).unwrap(), target) }
     }
 
     fn accepts(&self, text: &str) -> bool {
@@ -246,8 +247,9 @@ fn without_tools_only_answers_are_possible() {
 
 #[test]
 fn parameter_objects_are_closed_unless_free_form() {
-    let tools = read_tools(&tools()).unwrap();
-    let converter = tools.iter().find(|t| t.name == "format_converter").unwrap();
+    let specs = ToolSpec::parse_all(&tools()).unwrap();
+    let tools = grammar_tools(&specs);
+    let converter = tools.iter().find(|t| t.spec.name == "format_converter").unwrap();
     assert_eq!(
         converter.args,
         json!({"type": "object", "properties": {
@@ -262,8 +264,12 @@ fn parameter_objects_are_closed_unless_free_form() {
         }, "required": ["to"], "additionalProperties": false})
     );
     // A tool without a parameters schema takes an empty object.
-    let bare = read_tools(&[json!({"name": "ping"})]).unwrap();
-    assert_eq!(bare, vec![Tool { name: "ping".into(), args: json!({"type": "object", "properties": {}, "additionalProperties": false}) }]);
+    let ping = ToolSpec::parse(&json!({"name": "ping"}), 0).unwrap();
+    assert_eq!(grammar_tools(std::slice::from_ref(&ping)), vec![Tool { spec: &ping, args: json!({"type": "object", "properties": {}, "additionalProperties": false}) }]);
+    // A repeated name: the first definition is the tool.
+    let again = ToolSpec::parse(&json!({"name": "ping", "parameters": {"type": "object", "properties": {"x": {"type": "string"}}}}), 1).unwrap();
+    let both = [ping.clone(), again];
+    assert_eq!(grammar_tools(&both).iter().map(|t| t.spec).collect::<Vec<_>>(), [&ping]);
 }
 
 /// A string argument stops at MAX_STRING_CHARS characters (a looping model cannot run it
@@ -274,20 +280,17 @@ fn string_arguments_are_bounded() {
     let longest = "a".repeat(MAX_STRING_CHARS as usize);
     let too_long = "a".repeat(MAX_STRING_CHARS as usize + 1);
     Check::new(&tools(), Target::Envelope(KeyOrder::CallsFirst)).verdicts(&[&call(&longest), &call("docs/a.txt")], &[&call(&too_long)]);
-    let own = read_tools(&[json!({"name": "t", "parameters": {"type": "object", "properties": {
+    let own = ToolSpec::parse_all(&[json!({"name": "t", "parameters": {"type": "object", "properties": {
         "s": {"type": "string", "maxLength": 4000}, "e": {"type": "string", "enum": ["x"]}
     }}})])
     .unwrap();
-    assert_eq!(own[0].args["properties"], json!({"s": {"type": "string", "maxLength": 4000}, "e": {"type": "string", "enum": ["x"]}}));
+    assert_eq!(grammar_tools(&own)[0].args["properties"], json!({"s": {"type": "string", "maxLength": 4000}, "e": {"type": "string", "enum": ["x"]}}));
 }
 
 #[test]
-fn tools_without_a_name_or_with_odd_parameters_are_errors() {
-    let err = lark(&[json!({"type": "function", "function": {"parameters": {}}})], Target::Envelope(KeyOrder::ContentFirst)).unwrap_err();
-    assert_eq!(err.to_string(), "tools schema, tool 0: no function.name");
-    let err = lark(&tools().into_iter().chain([json!({"name": "bad", "parameters": "none"})]).collect::<Vec<_>>(), Target::Envelope(KeyOrder::ContentFirst))
-        .unwrap_err();
-    assert_eq!(err.to_string(), "tools schema, tool 3: bad: parameters is not an object: \"none\"");
+fn a_tools_schema_that_does_not_read_is_a_constraint_error() {
+    let err = ToolSpec::parse_all(&[json!({"type": "function", "function": {"parameters": {}}})]).unwrap_err();
+    assert_eq!(ConstrainError::from(err).to_string(), "tools schema, tool 0: no function.name");
 }
 
 #[test]
