@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use super::constrain;
 use super::context;
+use super::faithful;
 use super::generate::{GenParams, ModelHandle, StopKind};
 use super::parse::{self, Parsed};
 use super::progress::ProgressSink;
@@ -43,6 +44,14 @@ impl CandleBrain {
         let window = self.model.info().context_length.saturating_sub(self.profile.max_new_tokens);
         self.profile.max_input_tokens.min(window).saturating_sub(RETRY_ROOM)
     }
+}
+
+/// The user's latest question.
+fn last_question(messages: &[Message]) -> Option<&str> {
+    messages.iter().rev().find_map(|m| match m {
+        Message::User { content } => Some(content.as_str()),
+        _ => None,
+    })
 }
 
 /// Tokens kept free for the reminder a retry adds.
@@ -139,6 +148,10 @@ impl Brain for CandleBrain {
             warnings.extend(parsed.repaired.iter().map(|r| format!("rewritten to the described format: {r}")));
             let both = !parsed.content.trim().is_empty() && !parsed.tool_calls.is_empty();
             let mut ai = AiMessage { content: parsed.content.clone(), tool_calls: parsed.tool_calls.clone() };
+            if let Some(question) = last_question(&request.messages) {
+                let restored = faithful::restore_brackets(&mut ai.tool_calls, question);
+                warnings.extend(restored.iter().map(|r| format!("brackets restored from the request: {r}")));
+            }
             if both && !is_envelope(parsed.format) {
                 // Narration around native calls ("I'll read it. <tool_call>...") is how
                 // these models talk, not a claim to be done: the calls are the decision.

@@ -10,6 +10,7 @@ pub mod candle;
 pub mod config;
 pub mod constrain;
 pub mod context;
+pub mod faithful;
 pub mod fetch;
 pub mod generate;
 pub mod mock;
