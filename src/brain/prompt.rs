@@ -158,6 +158,8 @@ enum OwnSystem {
     InPrefix,
 }
 
+/// Without the question: quoted here, the 0.5B answered with the question itself (the
+/// conversation set: prompt_json 6 -> 4 of 32).
 fn tools_done_reminder(count: usize) -> String {
     format!(
         "{ENVELOPE_REMINDER} The last {count} ToolMessage(s) contain tool results. If they provide \
@@ -168,13 +170,24 @@ Do not repeat the completed tool calls."
 
 /// After tool results in the model's own format: the 0.5B otherwise calls the same tool
 /// again (free, it then invents the tool's answer; constrained, the repeated-call guard
-/// stops the run).
+/// stops the run), or repeats the question as its answer.
 fn native_done_reminder(messages: &[Message]) -> String {
-    let question = messages.iter().rev().find_map(|m| match m {
-        Message::User { content } => Some(content.as_str()),
-        _ => None,
-    });
-    format!("工具已经返回了结果。请根据这些结果，用文字直接回答（不要再调用工具）：{}", question.unwrap_or_default())
+    let question = last_question(messages);
+    format!(
+        "问题：{question}\n工具已经返回了结果。请根据这些结果，用提问的语言直接回答这个问题：给出答案本身（结果里的具体事实和数字），\
+不要重复问题，不要照抄整个结果，也不要再调用工具。"
+    )
+}
+
+fn last_question(messages: &[Message]) -> &str {
+    messages
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            Message::User { content } => Some(content.as_str()),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 fn steps_done_reminder(count: usize) -> String {
@@ -487,7 +500,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
                     ]}),
                     json!({"role": "tool", "name": "file_reader", "content": r#"{"status":"success","output":{"content":"Agent 系统"}}"#}),
                     json!({"role": "tool", "name": "calculator", "content": r#"{"status":"success","output":{"content":"15.7"}}"#}),
-                    json!({"role": "user", "content": "工具已经返回了结果。请根据这些结果，用文字直接回答（不要再调用工具）：读文件并计算 3.14 * 5"}),
+                    json!({"role": "user", "content": "问题：读文件并计算 3.14 * 5\n工具已经返回了结果。请根据这些结果，用提问的语言直接回答这个问题：给出答案本身（结果里的具体事实和数字），不要重复问题，不要照抄整个结果，也不要再调用工具。"}),
                 ],
                 tools: Some(tools()),
             }
