@@ -12,6 +12,9 @@
 //!   prompt plus a reminder that the steps' results are in. Both use the envelope style
 //!   whatever the way; `builtin` keeps the template's own tools block in front of them.
 //!
+//! The texts that ask for a format (rules, reminders) live with their format in
+//! [`super::format`]; [`Ask::target`] says which format a decision asks for.
+//!
 //! Where the template lists tools in the system turn, builtin ReAct decisions and every
 //! plan_execute decision of either way start with the same [`SystemPrefix`] (the
 //! conversation's system message and the tool list, as the template writes them) and put

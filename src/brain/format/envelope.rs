@@ -3,15 +3,16 @@
 //! plan_execute's step decisions; content and calls are explicit fields, so both set is a
 //! claim the exclusivity policy judges.
 
+use std::ops::Range;
+
 use serde_json::{json, Map, Value};
 
-use super::super::constrain::grammar::{any_call, json_grammar, Tool, MAX_CALLS};
-use super::super::constrain::NO_TOOL;
-use super::super::parse::{cut_out, has_shape, interpret, json_error, scan_json, starts_json, Ctx, Found};
-use super::super::prompt::{example_calls, push_tool_list, use_only, Listed};
 use super::KeyOrder;
+use crate::brain::constrain::grammar::{any_call, json_grammar, Tool, MAX_CALLS};
+use crate::brain::constrain::NO_TOOL;
+use crate::brain::parse::{cut_out, has_shape, interpret, json_error, scan_json, starts_json, Ctx, Found};
+use crate::brain::prompt::{example_calls, push_tool_list, use_only, Listed};
 use crate::protocol::{AiMessage, Strategy, ToolCall};
-use std::ops::Range;
 
 // ---------------------------------------------------------------------------------------
 // Prompt

@@ -6,8 +6,8 @@ use std::ops::Range;
 
 use serde_json::json;
 
-use super::super::constrain::grammar::{any_call, json_grammar, Tool, MAX_CALLS};
-use super::super::parse::{cut_out, has_shape, interpret, scan_json, starts_json, Ctx, Found};
+use crate::brain::constrain::grammar::{any_call, json_grammar, Tool, MAX_CALLS};
+use crate::brain::parse::{cut_out, has_shape, interpret, scan_json, starts_json, Ctx, Found};
 
 /// The opening of a fenced JSON block.
 const FENCE_OPEN: &str = r"/```(json)?[ \t]*\n/";

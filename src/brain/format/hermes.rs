@@ -3,9 +3,9 @@
 
 use serde_json::{Map, Value};
 
-use super::super::constrain::grammar::{any_call, json_grammar, Tool};
-use super::super::parse::{decode_call, names_a_tool, remove_blocks, scan_json, strip_fence_markers, tag_blocks, Ctx, Found};
 use super::native;
+use crate::brain::constrain::grammar::{any_call, json_grammar, Tool};
+use crate::brain::parse::{decode_call, names_a_tool, remove_blocks, scan_json, strip_fence_markers, tag_blocks, Ctx, Found};
 use crate::protocol::ToolCall;
 
 /// The Hermes grammar: a plain answer, `<tool_call>` blocks or fences (see [`native`]).

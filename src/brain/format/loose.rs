@@ -4,7 +4,7 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-use super::super::parse::{cut_out, has_shape, interpret, scan_json, Ctx, Found};
+use crate::brain::parse::{cut_out, has_shape, interpret, scan_json, Ctx, Found};
 
 /// JSON anywhere in the text (the seeds' raw_decode scan): the first envelope or plan, or
 /// every bare call.

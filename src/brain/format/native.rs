@@ -3,8 +3,8 @@
 //! fences, see [`super::fenced`]) with nothing but whitespace around them. Text around
 //! native calls is narration, not a claim to be done.
 
-use super::super::constrain::grammar::{Tool, MAX_CALLS};
 use super::fenced;
+use crate::brain::constrain::grammar::{Tool, MAX_CALLS};
 use crate::protocol::Message;
 
 // ---------------------------------------------------------------------------------------

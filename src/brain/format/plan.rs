@@ -5,11 +5,11 @@
 
 use serde_json::{json, Value};
 
-use super::super::constrain::grammar::{any_call, json_grammar, Tool, MAX_CALLS};
-use super::super::parse::{decode_call, is_call, text_of, FoundStep};
-use super::super::prompt::{example_calls, push_tool_list, use_only, Listed};
 use super::envelope::{self, answer_schema};
 use super::KeyOrder;
+use crate::brain::constrain::grammar::{any_call, json_grammar, Tool, MAX_CALLS};
+use crate::brain::parse::{decode_call, is_call, text_of, FoundStep};
+use crate::brain::prompt::{example_calls, push_tool_list, use_only, Listed};
 
 // ---------------------------------------------------------------------------------------
 // Prompt

@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
-use super::super::constrain::grammar::{json_grammar, literal, prepared, Tool};
-use super::super::parse::{remove_blocks, strip_fence_markers, tag_blocks, typed_value, Ctx, Found};
 use super::native;
+use crate::brain::constrain::grammar::{json_grammar, literal, prepared, Tool};
+use crate::brain::parse::{remove_blocks, strip_fence_markers, tag_blocks, typed_value, Ctx, Found};
 use crate::protocol::{Args, ToolCall};
 use crate::tools::spec::{ParamKind, Schema};
 
