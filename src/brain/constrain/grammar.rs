@@ -6,6 +6,10 @@
 //! always agree. Parameter objects that list `properties` are closed
 //! (`additionalProperties: false`) unless the schema says otherwise; a bare
 //! `{"type": "object"}` stays free-form.
+//!
+//! This module holds what the forms share (the tools as the grammar takes them, JSON
+//! sub-grammars, call schemas) and the tasks-first stages; each form's own piece is in its
+//! format module ([`crate::brain::format`]), chosen by [`lark`].
 
 use serde_json::{json, Map, Value};
 
