@@ -13,7 +13,7 @@
 //! - [`plan`]: plan_execute's plan object.
 //! - [`loose`]: JSON anywhere in the text, the last resort.
 //!
-//! Parsing stays tolerant: whatever format was asked for, every parser of [`CHAIN`] is
+//! Parsing stays tolerant: whatever format was asked for, every parser of the chain (`CHAIN`) is
 //! tried in its order (a model may answer in another format than asked), and the one that
 //! recognised the output is a [`Format`].
 
@@ -127,7 +127,7 @@ impl Target {
     }
 }
 
-/// The format a model output was recognised in: the parser of [`CHAIN`] that decoded it,
+/// The format a model output was recognised in: the parser of the chain (`CHAIN`) that decoded it,
 /// or plain text. Reports and tests name it as the parser is named (`strict_json`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
