@@ -8,13 +8,13 @@
 //! `{"type": "object"}` stays free-form.
 //!
 //! This module holds what the forms share (the tools as the grammar takes them, JSON
-//! sub-grammars, call schemas) and the tasks-first stages; each form's own piece is in its
-//! format module ([`crate::brain::format`]), chosen by [`lark`].
+//! sub-grammars, call schemas); each form's own piece is in its format module
+//! ([`crate::brain::format`]), chosen by [`lark`].
 
 use serde_json::{json, Map, Value};
 
-use super::ConstrainError;
 use crate::brain::format::{envelope, hermes, plan, xml};
+pub use crate::brain::format::envelope::{after_tasks_lark, tasks_lark, NO_TOOL};
 pub use crate::brain::format::{KeyOrder, NativeStyle, Target};
 use crate::tools::spec::{self, ToolSpec};
 
@@ -25,7 +25,7 @@ pub const MAX_CALLS: usize = 6;
 
 /// JSON whitespace between tokens: the model's own layout (compact or pretty), bounded so
 /// that a run of blank lines cannot use up the token budget.
-const WHITESPACE: &str = r"[\x20\x0A\x0D\x09]{1,40}";
+pub(crate) const WHITESPACE: &str = r"[\x20\x0A\x0D\x09]{1,40}";
 
 /// One tool of the schema, with its arguments schema as the grammar takes it.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,7 +46,7 @@ pub fn lark(tools: &[ToolSpec], target: Target) -> String {
     }
 }
 
-fn grammar_tools(tools: &[ToolSpec]) -> Vec<Tool<'_>> {
+pub(crate) fn grammar_tools(tools: &[ToolSpec]) -> Vec<Tool<'_>> {
     let mut out: Vec<Tool> = Vec::new();
     for spec in tools {
         // A repeated name: the first definition is the tool (as a dispatcher keyed by name sees it).
@@ -127,80 +127,6 @@ fn call_schema(tool: &Tool, args_key: &str, with_id: bool) -> Value {
 
 pub(crate) fn any_call(tools: &[Tool], args_key: &str, with_id: bool) -> Value {
     json!({"anyOf": tools.iter().map(|t| call_schema(t, args_key, with_id)).collect::<Vec<_>>()})
-}
-
-/// The tool a task names when no offered tool does it.
-pub const NO_TOOL: &str = "none";
-
-/// Longest task text, in characters: a task restates one part of the request.
-const MAX_TASK_CHARS: u64 = 160;
-
-/// The first stage of a tasks-first envelope: `{"tasks": [{"task": "...", "tool": NAME or
-/// "none"}, ...]`, one to [`MAX_CALLS`] tasks, ending at the array's `]`. The rest of the
-/// answer is [`after_tasks_lark`] for the tasks written.
-pub fn tasks_lark(tools: &[ToolSpec]) -> String {
-    let tools = grammar_tools(tools);
-    let mut names: Vec<Value> = tools.iter().map(|t| json!(t.spec.name)).collect();
-    names.push(json!(NO_TOOL));
-    let task = json!({
-        "type": "object",
-        "properties": {
-            "task": {"type": "string", "minLength": 1, "maxLength": MAX_TASK_CHARS},
-            "tool": {"enum": names},
-        },
-        "required": ["task", "tool"],
-        "additionalProperties": false,
-    });
-    let more = MAX_CALLS - 1;
-    format!(
-        "start: \"{{\" WS? {tasks} WS? \":\" WS? \"[\" WS? task (WS? \",\" WS? task){{0,{more}}} WS? \"]\"\n\
-task: %json {}\nWS: /{WHITESPACE}/\n",
-        json_grammar(task),
-        tasks = literal("\"tasks\""),
-    )
-}
-
-/// The rest of a tasks-first envelope after its tasks: `, "tool_calls": [...], "content":
-/// ...}` with exactly one call per entry of `chosen` (the tools the tasks named, in their
-/// order; ids `call_001`...), content empty; or, when `chosen` is empty, no calls and a
-/// final answer.
-pub fn after_tasks_lark(tools: &[ToolSpec], chosen: &[String]) -> Result<String, ConstrainError> {
-    let tools = grammar_tools(tools);
-    let key = |name: &str| format!("{} WS? \":\" WS?", literal(&format!("\"{name}\"")));
-    let mut out = format!("start: WS? \",\" WS? {} \"[\" WS?", key("tool_calls"));
-    let mut rules = String::new();
-    for (i, name) in chosen.iter().enumerate() {
-        let tool = tools
-            .iter()
-            .find(|t| &t.spec.name == name)
-            .ok_or_else(|| ConstrainError::Grammar(format!("a task names {name:?}, which is not a tool")))?;
-        let call = json!({
-            "type": "object",
-            "properties": {
-                "id": {"const": format!("call_{:03}", i + 1)},
-                "name": {"const": tool.spec.name.clone()},
-                "args": tool.args.clone(),
-            },
-            "required": ["id", "name", "args"],
-            "additionalProperties": false,
-        });
-        if i > 0 {
-            out.push_str(" WS? \",\" WS?");
-        }
-        out.push_str(&format!(" c{i}"));
-        rules.push_str(&format!("c{i}: %json {}\n", json_grammar(call)));
-    }
-    out.push_str(&format!(" WS? \"]\" WS? \",\" WS? {} ", key("content")));
-    if chosen.is_empty() {
-        out.push_str("answer");
-        rules.push_str(&format!("answer: %json {}\n", json_grammar(json!({"type": "string", "pattern": r"\S"}))));
-    } else {
-        out.push_str(&literal("\"\""));
-    }
-    out.push_str(" WS? \"}\"\n");
-    out.push_str(&rules);
-    out.push_str(&format!("WS: /{WHITESPACE}/\n"));
-    Ok(out)
 }
 
 /// A Lark string literal (JSON string syntax, which the Lark lexer decodes).

@@ -8,11 +8,12 @@ use std::ops::Range;
 use serde_json::{json, Map, Value};
 
 use super::KeyOrder;
-use crate::brain::constrain::grammar::{any_call, json_grammar, Tool, MAX_CALLS};
-use crate::brain::constrain::NO_TOOL;
+use crate::brain::constrain::grammar::{any_call, grammar_tools, json_grammar, literal, Tool, MAX_CALLS, WHITESPACE};
+use crate::brain::constrain::ConstrainError;
 use crate::brain::parse::{cut_out, has_shape, interpret, json_error, scan_json, starts_json, Ctx, Found};
 use crate::brain::prompt::{example_calls, push_tool_list, use_only, Listed};
 use crate::protocol::{AiMessage, Strategy, ToolCall};
+use crate::tools::spec::ToolSpec;
 
 // ---------------------------------------------------------------------------------------
 // Prompt
@@ -162,6 +163,83 @@ fn envelope_schema(tools: &[Tool], order: KeyOrder) -> Value {
         return answer_schema(order);
     }
     json!({"anyOf": [calls_schema(tools, order), answer_schema(order)]})
+}
+
+// ---------------------------------------------------------------------------------------
+// Tasks-first grammar (the strategy's two stages)
+
+/// The tool a task names when no offered tool does it.
+pub const NO_TOOL: &str = "none";
+
+/// Longest task text, in characters: a task restates one part of the request.
+const MAX_TASK_CHARS: u64 = 160;
+
+/// The first stage of a tasks-first envelope: `{"tasks": [{"task": "...", "tool": NAME or
+/// "none"}, ...]`, one to [`MAX_CALLS`] tasks, ending at the array's `]`. The rest of the
+/// answer is [`after_tasks_lark`] for the tasks written.
+pub fn tasks_lark(tools: &[ToolSpec]) -> String {
+    let tools = grammar_tools(tools);
+    let mut names: Vec<Value> = tools.iter().map(|t| json!(t.spec.name)).collect();
+    names.push(json!(NO_TOOL));
+    let task = json!({
+        "type": "object",
+        "properties": {
+            "task": {"type": "string", "minLength": 1, "maxLength": MAX_TASK_CHARS},
+            "tool": {"enum": names},
+        },
+        "required": ["task", "tool"],
+        "additionalProperties": false,
+    });
+    let more = MAX_CALLS - 1;
+    format!(
+        "start: \"{{\" WS? {tasks} WS? \":\" WS? \"[\" WS? task (WS? \",\" WS? task){{0,{more}}} WS? \"]\"\n\
+task: %json {}\nWS: /{WHITESPACE}/\n",
+        json_grammar(task),
+        tasks = literal("\"tasks\""),
+    )
+}
+
+/// The rest of a tasks-first envelope after its tasks: `, "tool_calls": [...], "content":
+/// ...}` with exactly one call per entry of `chosen` (the tools the tasks named, in their
+/// order; ids `call_001`...), content empty; or, when `chosen` is empty, no calls and a
+/// final answer.
+pub fn after_tasks_lark(tools: &[ToolSpec], chosen: &[String]) -> Result<String, ConstrainError> {
+    let tools = grammar_tools(tools);
+    let key = |name: &str| format!("{} WS? \":\" WS?", literal(&format!("\"{name}\"")));
+    let mut out = format!("start: WS? \",\" WS? {} \"[\" WS?", key("tool_calls"));
+    let mut rules = String::new();
+    for (i, name) in chosen.iter().enumerate() {
+        let tool = tools
+            .iter()
+            .find(|t| &t.spec.name == name)
+            .ok_or_else(|| ConstrainError::Grammar(format!("a task names {name:?}, which is not a tool")))?;
+        let call = json!({
+            "type": "object",
+            "properties": {
+                "id": {"const": format!("call_{:03}", i + 1)},
+                "name": {"const": tool.spec.name.clone()},
+                "args": tool.args.clone(),
+            },
+            "required": ["id", "name", "args"],
+            "additionalProperties": false,
+        });
+        if i > 0 {
+            out.push_str(" WS? \",\" WS?");
+        }
+        out.push_str(&format!(" c{i}"));
+        rules.push_str(&format!("c{i}: %json {}\n", json_grammar(call)));
+    }
+    out.push_str(&format!(" WS? \"]\" WS? \",\" WS? {} ", key("content")));
+    if chosen.is_empty() {
+        out.push_str("answer");
+        rules.push_str(&format!("answer: %json {}\n", json_grammar(json!({"type": "string", "pattern": r"\S"}))));
+    } else {
+        out.push_str(&literal("\"\""));
+    }
+    out.push_str(" WS? \"}\"\n");
+    out.push_str(&rules);
+    out.push_str(&format!("WS: /{WHITESPACE}/\n"));
+    Ok(out)
 }
 
 // ---------------------------------------------------------------------------------------
