@@ -130,7 +130,7 @@ fn assert_well_formed(label: &str, decision: &Decision, request: &DecisionReques
         assert_eq!(parsed.format, "strict_json", "{label}: not one JSON object:\n{raw}");
     } else {
         let native = ["hermes", "fenced_json", "plain_text"];
-        assert!(native.contains(&parsed.format), "{label}: format {} for:\n{raw}", parsed.format);
+        assert!(native.contains(&parsed.format.name()), "{label}: format {} for:\n{raw}", parsed.format);
     }
     let calls: Vec<&ToolCall> = match &decision.plan {
         Some(plan) if !plan.plan.is_empty() => {

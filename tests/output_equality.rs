@@ -17,6 +17,7 @@ use std::sync::atomic::AtomicBool;
 use b4_agent::bench::case::load_dir;
 use b4_agent::brain::config::{ModelConfig, Profile};
 use b4_agent::brain::fetch::find_asset;
+use b4_agent::brain::format::{Ask, NativeStyle};
 use b4_agent::brain::generate::{GenParams, ModelHandle};
 use b4_agent::brain::model::{CpuQwen2, Qwen2, Qwen2Config};
 use b4_agent::brain::prompt::{self, Reminder};
@@ -71,7 +72,7 @@ fn rendered_prompts(handle: &ModelHandle) -> Vec<(String, String)> {
         .iter()
         .map(|case| {
             let tools = case.tools.clone().unwrap_or_else(|| default_tools.clone());
-            let input = prompt::build(&case.messages, &tools, Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, None);
+            let input = prompt::build(&case.messages, &tools, Ask { phase: Phase::React, way: ToolCalling::PromptJson, style: NativeStyle::Hermes }, Strategy::CallsFirst, Reminder::None, None);
             (case.id.clone(), handle.render(&input.messages, input.tools.as_deref()).unwrap())
         })
         .collect()

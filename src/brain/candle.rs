@@ -11,6 +11,7 @@ use std::time::Instant;
 use super::constrain;
 use super::context;
 use super::faithful;
+use super::format::Ask;
 use super::generate::{GenParams, ModelHandle, StopKind};
 use super::parse::{self, Parsed};
 use super::progress::ProgressSink;
@@ -57,11 +58,6 @@ fn last_question(messages: &[Message]) -> Option<&str> {
 /// Tokens kept free for the reminder a retry adds.
 const RETRY_ROOM: usize = 64;
 
-/// Whether the output was the JSON envelope, where content and calls are explicit fields.
-fn is_envelope(format: &str) -> bool {
-    matches!(format, "strict_json" | "closed_json")
-}
-
 /// Adds one attempt's figures to the running total of a decision.
 fn accumulate(total: &mut DecisionStats, s: &DecisionStats) {
     total.prompt_tokens = s.prompt_tokens;
@@ -88,9 +84,11 @@ impl Brain for CandleBrain {
         let mut decoding;
         let strategy = request.strategy.unwrap_or(self.profile.strategy);
         let margin = constrain::Margin::default();
-        let prefix = self.model.chat_template().and_then(|t| prompt::system_prefix(t, &request.messages, &request.tools));
+        let template = self.model.chat_template();
+        let ask = Ask::new(request.phase, request.tool_calling, template);
+        let prefix = template.and_then(|t| prompt::system_prefix(t, &request.messages, &request.tools));
         let render = |messages: &[Message], reminder| {
-            let input = prompt::build(messages, &request.tools, request.phase, request.tool_calling, strategy, reminder, prefix.as_ref());
+            let input = prompt::build(messages, &request.tools, ask, strategy, reminder, prefix.as_ref());
             self.model.render(&input.messages, input.tools.as_deref())
         };
         let (messages, trimmed) =
@@ -104,7 +102,7 @@ impl Brain for CandleBrain {
             if decoding == Decoding::Constrained {
                 let compiling = Instant::now();
                 let choice = constrain::AnswerChoice { bias: self.profile.no_call_bias, margin: margin.clone() };
-                match constrain::for_request(&self.model, request, strategy, &choice) {
+                match constrain::for_request(&self.model, request, ask, strategy, &choice) {
                     Ok(constraint) => params.constraint = Some(constraint),
                     Err(e) => {
                         warnings.push(format!("decoded without constraint: {e}"));
@@ -152,7 +150,7 @@ impl Brain for CandleBrain {
                 let restored = faithful::restore_brackets(&mut ai.tool_calls, question);
                 warnings.extend(restored.iter().map(|r| format!("brackets restored from the request: {r}")));
             }
-            if both && !is_envelope(parsed.format) {
+            if both && !parsed.format.is_envelope() {
                 // Narration around native calls ("I'll read it. <tool_call>...") is how
                 // these models talk, not a claim to be done: the calls are the decision.
                 warnings.push(format!("text around {} tool calls dropped: {}", parsed.format, ai.content.trim()));

@@ -7,11 +7,8 @@
 //! - [`matcher`]: the decoder's [`TokenConstraint`](super::generate::TokenConstraint) over
 //!   an llguidance matcher ([`GrammarConstraint`]).
 //!
-//! Which form ([`target`]): the envelope for prompt_json and for plan_execute's step
-//! decisions (calls first on a fresh request, content first after tool results: see
-//! [`KeyOrder`]), the model's native call blocks for builtin ReAct decisions (Hermes JSON,
-//! or XML when the chat template writes `<function=`; calls in JSON fences too), the plan
-//! object for the plan decision.
+//! Which form: the one [`Ask::target`] names (the prompt asks for the same); each form's
+//! grammar piece lives with its format in [`super::format`].
 //!
 //! The grammar is complete when the answer is: the decoder then stops (only the end of
 //! turn would be left). An answer cut off by `max_new_tokens` is still cut off.
@@ -19,7 +16,7 @@
 mod bias;
 mod closing;
 mod formats;
-mod grammar;
+pub(crate) mod grammar;
 mod matcher;
 mod tasks;
 mod vocab;
@@ -34,7 +31,8 @@ pub use vocab::TokenSpace;
 
 use super::generate::{ModelHandle, TokenConstraint};
 use super::{BrainError, DecisionRequest};
-use crate::protocol::{Message, Phase, Strategy, ToolCalling};
+use super::format::{ends_with_results, Ask};
+use crate::protocol::Strategy;
 use crate::tools::spec::{SpecError, ToolSpec};
 
 #[derive(Debug, thiserror::Error)]
@@ -55,17 +53,6 @@ impl From<ConstrainError> for BrainError {
     }
 }
 
-/// The form of the answer for a phase and a way of passing tools (the prompt asks for the
-/// same: see `prompt::build`); `after_results`: the conversation ends with tool results.
-pub fn target(phase: Phase, way: ToolCalling, style: NativeStyle, after_results: bool) -> Target {
-    let order = if after_results { KeyOrder::ContentFirst } else { KeyOrder::CallsFirst };
-    match (phase, way) {
-        (Phase::Plan, _) => Target::Plan,
-        (Phase::React, ToolCalling::Builtin) => Target::Native(style),
-        (Phase::React | Phase::Step, _) => Target::Envelope(order),
-    }
-}
-
 /// How the choice between answering and calling is watched and weighted.
 #[derive(Clone, Debug, Default)]
 pub struct AnswerChoice {
@@ -75,21 +62,18 @@ pub struct AnswerChoice {
     pub margin: Margin,
 }
 
-/// The constraint for one decision of `request` on `model` under `strategy`: tasks-first
-/// replaces the calls-first envelope (a fresh prompt_json request); every other form is
-/// one grammar. Fresh envelope decisions have their answer-or-call choice watched.
+/// The constraint for one decision of `request`, asked as `ask`, on `model` under
+/// `strategy`: tasks-first replaces the calls-first envelope (a fresh prompt_json
+/// request); every other form is one grammar. Fresh envelope decisions have their
+/// answer-or-call choice watched.
 pub fn for_request(
     model: &ModelHandle,
     request: &DecisionRequest,
+    ask: Ask,
     strategy: Strategy,
     choice: &AnswerChoice,
 ) -> Result<Box<dyn TokenConstraint + Send>, ConstrainError> {
-    let style = model
-        .chat_template()
-        .map(|t| NativeStyle::of_template(t.source()))
-        .unwrap_or(NativeStyle::Hermes);
-    let after_results = matches!(request.messages.last(), Some(Message::Tool(_)));
-    let target = target(request.phase, request.tool_calling, style, after_results);
+    let target = ask.target(ends_with_results(&request.messages));
     let space = TokenSpace::for_model(model)?;
     let tools = ToolSpec::parse_all(&request.tools)?;
     let watched = |point| (point, choice.bias, choice.margin.clone());
@@ -110,33 +94,4 @@ pub fn for_request(
 /// tools to choose from.
 pub fn uses_tasks(target: Target, strategy: Strategy, tools: &[serde_json::Value]) -> bool {
     strategy == Strategy::TasksFirst && target == Target::Envelope(KeyOrder::CallsFirst) && !tools.is_empty()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_phase_and_way_has_its_form() {
-        let hermes = NativeStyle::Hermes;
-        let fresh = [
-            (Phase::React, ToolCalling::PromptJson, Target::Envelope(KeyOrder::CallsFirst)),
-            (Phase::React, ToolCalling::Builtin, Target::Native(hermes)),
-            (Phase::Plan, ToolCalling::PromptJson, Target::Plan),
-            (Phase::Plan, ToolCalling::Builtin, Target::Plan),
-        ];
-        for (phase, way, expected) in fresh {
-            assert_eq!(target(phase, way, hermes, false), expected, "{phase:?} {way:?}");
-        }
-        let after_results = [
-            (Phase::React, ToolCalling::PromptJson, Target::Envelope(KeyOrder::ContentFirst)),
-            (Phase::React, ToolCalling::Builtin, Target::Native(NativeStyle::Xml)),
-            (Phase::Step, ToolCalling::PromptJson, Target::Envelope(KeyOrder::ContentFirst)),
-            // plan_execute's steps use the envelope whatever the way (as their prompt does).
-            (Phase::Step, ToolCalling::Builtin, Target::Envelope(KeyOrder::ContentFirst)),
-        ];
-        for (phase, way, expected) in after_results {
-            assert_eq!(target(phase, way, NativeStyle::Xml, true), expected, "{phase:?} {way:?}");
-        }
-    }
 }

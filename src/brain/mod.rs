@@ -12,6 +12,7 @@ pub mod constrain;
 pub mod context;
 pub mod faithful;
 pub mod fetch;
+pub mod format;
 pub mod generate;
 pub mod mock;
 pub mod model;

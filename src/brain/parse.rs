@@ -1,5 +1,6 @@
 //! Turns a model's raw text into a decision: one tolerant chain of small parsers, one per
-//! output format, tried in the order of [`PARSERS`].
+//! output format, tried in the order of [`format::CHAIN`](super::format) (each parser lives
+//! with its format there; this module runs the chain and holds what the parsers share).
 //!
 //! `<think>...</think>` is split off first as reasoning. Each parser either does not
 //! recognise the text (`None`), decodes it (`Some(Ok)`, the first one wins), or recognises
@@ -19,6 +20,8 @@ use std::ops::Range;
 
 use serde_json::{Map, Value};
 
+use super::format::plan::decode_steps;
+use super::format::{Format, CHAIN};
 use crate::protocol::{AiMessage, Args, Phase, Plan, PlanStep, ToolCall};
 use crate::tools::spec::{self, ParamKind, SpecError, ToolSpec};
 
@@ -32,8 +35,8 @@ pub struct Parsed {
     pub plan: Option<Plan>,
     /// `<think>` text.
     pub reasoning: Option<String>,
-    /// The parser that recognised the output (`strict_json`, `hermes`, ...).
-    pub format: &'static str,
+    /// The format the output was recognised in (named `strict_json`, `hermes`, ...).
+    pub format: Format,
     /// Calls refused, each with its reason (unknown tool, undecodable call).
     pub rejected: Vec<String>,
     /// Argument values rewritten into the notation their description names
@@ -60,23 +63,6 @@ pub enum ParseError {
     Tools(#[from] SpecError),
 }
 
-type ParseFn = fn(&str, &Ctx) -> Option<Result<Found, String>>;
-
-/// The chain, in the order it is tried. Whole-text JSON first (the prompt_json envelope),
-/// then the native tag formats, then JSON in fences, then JSON anywhere in the text (cut-off
-/// JSON closed first, so a truncated envelope is read whole rather than in pieces). Text
-/// matching none of them is a plain answer.
-const PARSERS: [(&str, ParseFn); 6] = [
-    ("strict_json", strict_json),
-    ("qwen_xml", qwen_xml),
-    ("hermes", hermes),
-    ("fenced_json", fenced_json),
-    ("closed_json", closed_json),
-    ("json_in_text", json_in_text),
-];
-
-const PLAIN_TEXT: &str = "plain_text";
-
 /// Decodes one raw model output against the tools schema (OpenAI function format or bare
 /// `{name, parameters}`).
 pub fn parse(raw: &str, tools: &[Value], phase: Phase) -> Result<Parsed, ParseError> {
@@ -89,7 +75,7 @@ pub fn parse(raw: &str, tools: &[Value], phase: Phase) -> Result<Parsed, ParseEr
             // Backslashes that are not JSON escapes (`C:\docs`) break otherwise good JSON.
             let repaired = fix_invalid_escapes(&answer).and_then(|fixed| run_chain(&fixed, &ctx).ok());
             match repaired {
-                Some((format, found)) if format != PLAIN_TEXT => {
+                Some((format, found)) if format != Format::PlainText => {
                     Ok(finish(found, &ctx, phase, format, reasoning))
                 }
                 _ => Err(broken),
@@ -98,13 +84,13 @@ pub fn parse(raw: &str, tools: &[Value], phase: Phase) -> Result<Parsed, ParseEr
     }
 }
 
-fn run_chain(answer: &str, ctx: &Ctx) -> Result<(&'static str, Found), ParseError> {
+fn run_chain(answer: &str, ctx: &Ctx) -> Result<(Format, Found), ParseError> {
     let mut broken: Option<(&'static str, String)> = None;
-    for (name, parser) in PARSERS {
+    for (format, parser) in CHAIN {
         match parser(answer, ctx) {
-            Some(Ok(found)) => return Ok((name, found)),
+            Some(Ok(found)) => return Ok((format, found)),
             Some(Err(reason)) => {
-                broken.get_or_insert((name, reason));
+                broken.get_or_insert((format.name(), reason));
             }
             None => {}
         }
@@ -116,32 +102,32 @@ fn run_chain(answer: &str, ctx: &Ctx) -> Result<(&'static str, Found), ParseErro
     if content.is_empty() {
         return Err(ParseError::Empty);
     }
-    Ok((PLAIN_TEXT, Found { content: content.to_string(), ..Found::default() }))
+    Ok((Format::PlainText, Found { content: content.to_string(), ..Found::default() }))
 }
 
 /// What a parser found, before tool names are checked and ids given.
 #[derive(Debug, Default)]
-struct Found {
-    content: String,
-    calls: Vec<Result<ToolCall, String>>,
-    plan: Option<FoundPlan>,
+pub(super) struct Found {
+    pub(super) content: String,
+    pub(super) calls: Vec<Result<ToolCall, String>>,
+    pub(super) plan: Option<FoundPlan>,
 }
 
 #[derive(Debug)]
-struct FoundPlan {
+pub(super) struct FoundPlan {
     reasoning: String,
     steps: Vec<FoundStep>,
 }
 
 #[derive(Debug)]
-struct FoundStep {
-    step: Option<usize>,
-    description: String,
-    call: Option<Result<ToolCall, String>>,
+pub(super) struct FoundStep {
+    pub(super) step: Option<usize>,
+    pub(super) description: String,
+    pub(super) call: Option<Result<ToolCall, String>>,
 }
 
 /// The tools, for names and parameter types.
-struct Ctx {
+pub(super) struct Ctx {
     tools: Vec<ToolSpec>,
 }
 
@@ -155,7 +141,7 @@ impl Ctx {
     }
 
     /// The type a tool's parameter is read as.
-    fn param_kind(&self, tool: &str, param: &str) -> Option<ParamKind> {
+    pub(super) fn param_kind(&self, tool: &str, param: &str) -> Option<ParamKind> {
         self.tool(tool)?.param(param)?.main_kind()
     }
 }
@@ -165,7 +151,7 @@ fn finish(
     found: Found,
     ctx: &Ctx,
     phase: Phase,
-    format: &'static str,
+    format: Format,
     reasoning: Option<String>,
 ) -> Parsed {
     let mut rejected = Vec::new();
@@ -343,170 +329,13 @@ fn fix_invalid_escapes(text: &str) -> Option<String> {
     changed.then_some(out)
 }
 
-// ---------------------------------------------------------------------------------------
-// The parsers
-
-/// The whole text is one JSON value: the prompt_json envelope, a call, calls, a plan.
-fn strict_json(text: &str, _: &Ctx) -> Option<Result<Found, String>> {
-    if !starts_json(text) {
-        return None;
-    }
-    match serde_json::from_str::<Value>(text) {
-        // Valid JSON of another shape is data the model answered with, not a decision.
-        Ok(value) => interpret(vec![value], "").map(Ok),
-        Err(e) => Some(Err(json_error(&e))),
-    }
-}
-
-/// Qwen3-Coder / Qwen3.5 native calls:
-/// `<tool_call><function=NAME><parameter=KEY>value</parameter></function></tool_call>`,
-/// values typed by the tool's schema.
-fn qwen_xml(text: &str, ctx: &Ctx) -> Option<Result<Found, String>> {
-    const OPEN: &str = "<function=";
-    const CLOSE: &str = "</function>";
-    if !text.contains(OPEN) {
-        return None;
-    }
-    let mut calls = Vec::new();
-    for (_, inner, closed) in tag_blocks(text, OPEN, CLOSE) {
-        let block = &text[inner];
-        let Some(gt) = block.find('>') else {
-            calls.push(Err("a <function= tag cut off before its name ended".to_string()));
-            continue;
-        };
-        let name = block[..gt].trim().trim_matches(|c| c == '"' || c == '\'').to_string();
-        let mut body = &block[gt + 1..];
-        let mut closed = closed;
-        // A missing </function> before </tool_call> is a finished call all the same.
-        if let Some(end) = body.find("</tool_call>").filter(|_| !closed) {
-            body = &body[..end];
-            closed = true;
-        }
-        calls.push(xml_call(name, body, closed, ctx));
-    }
-    let content = remove_blocks(&remove_blocks(text, "<tool_call>", "</tool_call>"), OPEN, CLOSE);
-    let content = strip_fence_markers(&content.replace("</tool_call>", "")).trim().to_string();
-    if calls.iter().all(Result::is_err) {
-        let reason = calls.into_iter().find_map(Result::err).unwrap_or_default();
-        return Some(Err(reason));
-    }
-    Some(Ok(Found { content, calls, plan: None }))
-}
-
-fn xml_call(name: String, body: &str, closed: bool, ctx: &Ctx) -> Result<ToolCall, String> {
-    const OPEN: &str = "<parameter=";
-    const CLOSE: &str = "</parameter>";
-    if name.is_empty() {
-        return Err("a <function=> tag without a tool name".into());
-    }
-    let mut args = Args::new();
-    for (_, inner, param_closed) in tag_blocks(body, OPEN, CLOSE) {
-        let runs_to_end = inner.end == body.len();
-        let block = &body[inner];
-        let Some(gt) = block.find('>') else {
-            return Err(format!("{name}: a <parameter= tag cut off"));
-        };
-        // Without </parameter> the value runs to the next tag; at the very end of a cut-off
-        // output it may be incomplete, so the call is refused.
-        if !param_closed && !closed && runs_to_end {
-            return Err(format!("{name}: the output ended inside a parameter"));
-        }
-        let key = block[..gt].trim().trim_matches(|c| c == '"' || c == '\'').to_string();
-        let value = typed_value(&block[gt + 1..], ctx.param_kind(&name, &key));
-        args.insert(key, value);
-    }
-    Ok(ToolCall { id: String::new(), name, args })
-}
-
 /// An XML parameter's text as the schema's type; text that does not fit stays a string
 /// (validation reports it with the parameter's name).
-fn typed_value(raw: &str, kind: Option<ParamKind>) -> Value {
+pub(super) fn typed_value(raw: &str, kind: Option<ParamKind>) -> Value {
     // The format puts the value on its own line: one newline each side is layout.
     let text = raw.strip_prefix('\n').unwrap_or(raw);
     let text = text.strip_suffix('\n').unwrap_or(text);
     kind.and_then(|k| k.read_text(text)).unwrap_or_else(|| Value::String(text.to_string()))
-}
-
-/// Hermes: `<tool_call>{"name": ..., "arguments": ...}</tool_call>`, one or many; the
-/// closing tag may be missing at the end.
-fn hermes(text: &str, _: &Ctx) -> Option<Result<Found, String>> {
-    let blocks: Vec<_> = tag_blocks(text, "<tool_call>", "</tool_call>")
-        .into_iter()
-        .filter(|(_, inner, _)| !text[inner.clone()].contains("<function="))
-        .collect();
-    if blocks.is_empty() {
-        return None;
-    }
-    let mut calls = Vec::new();
-    for (n, (_, inner, _)) in blocks.iter().enumerate() {
-        let inner = strip_fence_markers(&text[inner.clone()]);
-        let scan = scan_json(&inner, true, |v| !tagged_calls(v).is_empty());
-        let before = calls.len();
-        for (value, _) in scan.values {
-            calls.extend(tagged_calls(&value));
-        }
-        if calls.len() == before {
-            let why = scan.first_error.unwrap_or_else(|| "no tool call in it".into());
-            calls.push(Err(format!("<tool_call> block {}: {why}", n + 1)));
-        }
-    }
-    if calls.iter().all(Result::is_err) {
-        let reason = calls.into_iter().find_map(Result::err).unwrap_or_default();
-        return Some(Err(reason));
-    }
-    let content = remove_blocks(text, "<tool_call>", "</tool_call>").replace("</tool_call>", "");
-    Some(Ok(Found { content: strip_fence_markers(&content).trim().to_string(), calls, plan: None }))
-}
-
-/// JSON in Markdown fences (```json or bare ```), one or many: an envelope, a single call
-/// (the 0.5B model's habit), an array of calls, a plan.
-fn fenced_json(text: &str, _: &Ctx) -> Option<Result<Found, String>> {
-    let blocks: Vec<Fence> = fences(text)
-        .into_iter()
-        .filter(|f| {
-            let lang = f.lang.to_ascii_lowercase();
-            (lang.is_empty() || lang.contains("json") || lang == "tool_call") && starts_json(f.inner.trim())
-        })
-        .collect();
-    if blocks.is_empty() {
-        return None;
-    }
-    let mut values = Vec::new();
-    let mut first_error = None;
-    for block in &blocks {
-        let scan = scan_json(block.inner, false, has_shape);
-        if scan.values.is_empty() {
-            first_error = first_error.or(scan.first_error);
-        }
-        values.extend(scan.values.into_iter().map(|(v, _)| v));
-    }
-    let outside = cut_out(text, blocks.iter().map(|b| b.outer.clone()));
-    // Well-formed JSON of another shape is an example in an answer, not a decision.
-    match interpret(values, &outside) {
-        Some(found) => Some(Ok(found)),
-        None => first_error.map(Err),
-    }
-}
-
-/// JSON cut off at the end of the output (max_new_tokens, a dropped closing brace),
-/// closed when it broke off between values.
-fn closed_json(text: &str, _: &Ctx) -> Option<Result<Found, String>> {
-    let scan = scan_json(text, true, has_shape);
-    if !scan.repaired {
-        return scan.cut_off.then(|| Err("JSON cut off before its end".into()));
-    }
-    let (values, spans): (Vec<Value>, Vec<Range<usize>>) = scan.values.into_iter().unzip();
-    let outside = cut_out(text, spans.into_iter());
-    interpret(values, &outside).map(Ok)
-}
-
-/// JSON anywhere in the text (the seeds' raw_decode scan): the first envelope or plan, or
-/// every bare call.
-fn json_in_text(text: &str, _: &Ctx) -> Option<Result<Found, String>> {
-    let scan = scan_json(text, false, has_shape);
-    let (values, spans): (Vec<Value>, Vec<Range<usize>>) = scan.values.into_iter().unzip();
-    let outside = cut_out(text, spans.into_iter());
-    interpret(values, &outside).map(Ok)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -520,7 +349,7 @@ enum Shape<'a> {
     Calls(&'a [Value]),
 }
 
-fn has_shape(value: &Value) -> bool {
+pub(super) fn has_shape(value: &Value) -> bool {
     classify(value).is_some()
 }
 
@@ -548,21 +377,21 @@ fn classify(value: &Value) -> Option<Shape<'_>> {
 
 /// A call written bare in text: a name and its arguments. An object with only a `name`
 /// (`{"name": "Alice", "age": 3}` in an answer) is data, not a call.
-fn is_call(obj: &Map<String, Value>) -> bool {
+pub(super) fn is_call(obj: &Map<String, Value>) -> bool {
     names_a_tool(obj)
         && (obj.get("function").is_some_and(Value::is_object)
             || ["arguments", "args", "parameters"].iter().any(|k| obj.contains_key(*k)))
 }
 
 /// Inside `<tool_call>` the tag says it is a call: a name is enough.
-fn names_a_tool(obj: &Map<String, Value>) -> bool {
+pub(super) fn names_a_tool(obj: &Map<String, Value>) -> bool {
     obj.get("name").is_some_and(Value::is_string)
         || obj.get("function").is_some_and(|f| f.is_string() || f.get("name").is_some())
 }
 
 /// The decision in a list of decoded values: the first envelope or plan, or else every
 /// bare call with the surrounding text as content.
-fn interpret(values: Vec<Value>, outside: &str) -> Option<Found> {
+pub(super) fn interpret(values: Vec<Value>, outside: &str) -> Option<Found> {
     let whole = values.iter().find_map(|v| match classify(v)? {
         Shape::Envelope(obj) => Some(Found {
             content: text_of(obj.get("content")),
@@ -589,16 +418,6 @@ fn interpret(values: Vec<Value>, outside: &str) -> Option<Found> {
     }
     let calls: Vec<_> = values.iter().flat_map(shape_calls).collect();
     (!calls.is_empty()).then(|| Found { content: prose(outside), calls, plan: None })
-}
-
-/// The calls in a `<tool_call>` block's JSON: objects naming a tool, alone or in an array.
-fn tagged_calls(value: &Value) -> Vec<Result<ToolCall, String>> {
-    let objects: Vec<&Map<String, Value>> = match value {
-        Value::Object(obj) => vec![obj],
-        Value::Array(items) => items.iter().filter_map(Value::as_object).collect(),
-        _ => Vec::new(),
-    };
-    objects.into_iter().filter(|o| names_a_tool(o)).map(decode_call).collect()
 }
 
 /// The calls in a bare call or array of calls.
@@ -634,7 +453,7 @@ fn decode_calls(value: Option<&Value>) -> Vec<Result<ToolCall, String>> {
 
 /// Lenient call decoding: the name in `name`, `function` or `function.name`; arguments in
 /// `arguments`, `args` or `parameters`, as an object or a JSON string.
-fn decode_call(obj: &Map<String, Value>) -> Result<ToolCall, String> {
+pub(super) fn decode_call(obj: &Map<String, Value>) -> Result<ToolCall, String> {
     let inner = obj.get("function").and_then(Value::as_object);
     let name = obj
         .get("name")
@@ -670,28 +489,7 @@ fn decode_call(obj: &Map<String, Value>) -> Result<ToolCall, String> {
     Ok(ToolCall { id, name, args })
 }
 
-fn decode_steps(items: &[Value]) -> Vec<FoundStep> {
-    items
-        .iter()
-        .filter_map(Value::as_object)
-        .map(|obj| {
-            let call = match obj.get("tool_call") {
-                Some(Value::Object(call)) => Some(decode_call(call)),
-                Some(Value::Null) | None if is_call(obj) => Some(decode_call(obj)),
-                Some(Value::Null) | None => None,
-                Some(other) => Some(Err(format!("tool_call is {}", crate::protocol::json_kind(other)))),
-            };
-            let step = match obj.get("step") {
-                Some(Value::Number(n)) => n.as_u64().and_then(|n| usize::try_from(n).ok()),
-                Some(Value::String(s)) => s.trim().parse().ok(),
-                _ => None,
-            };
-            FoundStep { step, description: text_of(obj.get("description")), call }
-        })
-        .collect()
-}
-
-fn text_of(value: Option<&Value>) -> String {
+pub(super) fn text_of(value: Option<&Value>) -> String {
     match value {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
@@ -713,7 +511,7 @@ fn prose(outside: &str) -> String {
 // Text helpers
 
 /// Whether text starts like a JSON object or an array of objects.
-fn starts_json(text: &str) -> bool {
+pub(super) fn starts_json(text: &str) -> bool {
     let rest = |s: &str| s.trim_start().chars().next();
     match text.chars().next() {
         Some('{') => matches!(rest(&text[1..]), Some('"' | '}')),
@@ -722,19 +520,19 @@ fn starts_json(text: &str) -> bool {
     }
 }
 
-struct Scan {
+pub(super) struct Scan {
     /// Decoded values that `keep` accepted, with their byte spans.
-    values: Vec<(Value, Range<usize>)>,
+    pub(super) values: Vec<(Value, Range<usize>)>,
     /// The last value was cut off and has been closed.
-    repaired: bool,
+    pub(super) repaired: bool,
     /// Some JSON was cut off and could not be closed.
-    cut_off: bool,
-    first_error: Option<String>,
+    pub(super) cut_off: bool,
+    pub(super) first_error: Option<String>,
 }
 
 /// Decodes every JSON object (or array of objects) in the text, left to right, skipping
 /// what does not decode or `keep` refuses (objects inside a refused value are tried).
-fn scan_json(text: &str, repair: bool, keep: fn(&Value) -> bool) -> Scan {
+pub(super) fn scan_json(text: &str, repair: bool, keep: fn(&Value) -> bool) -> Scan {
     let mut scan = Scan { values: Vec::new(), repaired: false, cut_off: false, first_error: None };
     let mut pos = 0;
     while let Some(offset) = text[pos..].find(['{', '[']) {
@@ -816,7 +614,7 @@ fn close_cut_off(text: &str) -> Option<Value> {
     serde_json::from_str(&closed).ok()
 }
 
-fn json_error(e: &serde_json::Error) -> String {
+pub(super) fn json_error(e: &serde_json::Error) -> String {
     if e.is_eof() {
         "JSON cut off before its end".into()
     } else {
@@ -826,7 +624,7 @@ fn json_error(e: &serde_json::Error) -> String {
 
 /// `open ... close` blocks: (outer span, inner span, closed). A block without its closing
 /// tag ends at the next opening tag or at the end of the text.
-fn tag_blocks(text: &str, open: &str, close: &str) -> Vec<(Range<usize>, Range<usize>, bool)> {
+pub(super) fn tag_blocks(text: &str, open: &str, close: &str) -> Vec<(Range<usize>, Range<usize>, bool)> {
     let mut blocks = Vec::new();
     let mut pos = 0;
     while let Some(offset) = text[pos..].find(open) {
@@ -846,12 +644,12 @@ fn tag_blocks(text: &str, open: &str, close: &str) -> Vec<(Range<usize>, Range<u
     blocks
 }
 
-fn remove_blocks(text: &str, open: &str, close: &str) -> String {
+pub(super) fn remove_blocks(text: &str, open: &str, close: &str) -> String {
     cut_out(text, tag_blocks(text, open, close).into_iter().map(|(outer, _, _)| outer))
 }
 
 /// The text with the given (ordered, disjoint) spans removed.
-fn cut_out(text: &str, spans: impl Iterator<Item = Range<usize>>) -> String {
+pub(super) fn cut_out(text: &str, spans: impl Iterator<Item = Range<usize>>) -> String {
     let mut out = String::new();
     let mut pos = 0;
     for span in spans {
@@ -864,35 +662,8 @@ fn cut_out(text: &str, spans: impl Iterator<Item = Range<usize>>) -> String {
     out
 }
 
-struct Fence<'a> {
-    lang: &'a str,
-    inner: &'a str,
-    outer: Range<usize>,
-}
-
-/// Markdown code fences; an unclosed one runs to the end of the text.
-fn fences(text: &str) -> Vec<Fence<'_>> {
-    let mut out = Vec::new();
-    let mut pos = 0;
-    while let Some(offset) = text[pos..].find("```") {
-        let open = pos + offset;
-        let after = open + 3;
-        let line_end = text[after..].find('\n').map_or(text.len(), |n| after + n);
-        let tag = text[after..line_end].trim();
-        let is_lang = tag.chars().all(|c| c.is_ascii_alphanumeric() || "_-+.".contains(c));
-        let (lang, inner_start) = if is_lang { (tag, (line_end + 1).min(text.len())) } else { ("", after) };
-        let (inner_end, outer_end) = match text[inner_start..].find("```") {
-            Some(c) => (inner_start + c, inner_start + c + 3),
-            None => (text.len(), text.len()),
-        };
-        out.push(Fence { lang, inner: &text[inner_start..inner_end], outer: open..outer_end });
-        pos = outer_end;
-    }
-    out
-}
-
 /// The text without Markdown fence lines (```, ```json).
-fn strip_fence_markers(inner: &str) -> String {
+pub(super) fn strip_fence_markers(inner: &str) -> String {
     inner
         .lines()
         .filter(|line| !line.trim_start().starts_with("```"))
@@ -919,7 +690,7 @@ mod tests {
         parse(raw, &tools(), Phase::React).unwrap()
     }
 
-    fn calls(format: &'static str, content: &str, tool_calls: Vec<ToolCall>) -> Parsed {
+    fn calls(format: Format, content: &str, tool_calls: Vec<ToolCall>) -> Parsed {
         Parsed {
             content: content.into(),
             tool_calls,
@@ -931,7 +702,7 @@ mod tests {
         }
     }
 
-    fn answer(format: &'static str, content: &str) -> Parsed {
+    fn answer(format: Format, content: &str) -> Parsed {
         calls(format, content, vec![])
     }
 
@@ -947,7 +718,7 @@ mod tests {
         assert_eq!(
             react(raw),
             calls(
-                "strict_json",
+                Format::StrictJson,
                 "",
                 vec![
                     call("call_001", "file_reader", json!({"path": "docs/agent_intro.txt", "max_chars": 2000})),
@@ -962,7 +733,7 @@ mod tests {
         let raw = "{\"content\":\"三条中文要点如下：\\n1. \\\"Agent\\\" 由模型、工具组成\\n2. \\u4e2d文\",\"tool_calls\":[]}";
         assert_eq!(
             react(raw),
-            answer("strict_json", "三条中文要点如下：\n1. \"Agent\" 由模型、工具组成\n2. 中文")
+            answer(Format::StrictJson, "三条中文要点如下：\n1. \"Agent\" 由模型、工具组成\n2. 中文")
         );
     }
 
@@ -972,7 +743,7 @@ mod tests {
         assert_eq!(
             react(raw),
             calls(
-                "json_in_text",
+                Format::JsonInText,
                 "",
                 vec![call("call_001", "file_reader", json!({"path": "docs/agent_intro.txt"}))]
             )
@@ -984,7 +755,7 @@ mod tests {
         let raw = "{\"content\":\"\",\"tool_calls\":[{\"name\":\"calculator\",\"args\":{\"expression\":\"3.14 * 5 - 2.5\"}}]}\n```";
         assert_eq!(
             react(raw),
-            calls("json_in_text", "", vec![call("call_001", "calculator", json!({"expression": "3.14 * 5 - 2.5"}))])
+            calls(Format::JsonInText, "", vec![call("call_001", "calculator", json!({"expression": "3.14 * 5 - 2.5"}))])
         );
     }
 
@@ -993,7 +764,7 @@ mod tests {
         let raw = "```json\n{\n  \"name\": \"file_reader\",\n  \"arguments\": {\n    \"path\": \"docs/agent_intro.txt\"\n  }\n}\n```";
         assert_eq!(
             react(raw),
-            calls("fenced_json", "", vec![call("call_001", "file_reader", json!({"path": "docs/agent_intro.txt"}))])
+            calls(Format::FencedJson, "", vec![call("call_001", "file_reader", json!({"path": "docs/agent_intro.txt"}))])
         );
     }
 
@@ -1003,7 +774,7 @@ mod tests {
         assert_eq!(
             react(raw),
             calls(
-                "fenced_json",
+                Format::FencedJson,
                 "I will do all three.",
                 vec![
                     call("call_001", "file_reader", json!({"path": "docs/agent_intro.txt"})),
@@ -1017,7 +788,7 @@ mod tests {
     #[test]
     fn bare_fence_holding_an_envelope_uses_its_content() {
         let raw = "Here is my answer:\n```\n{\"content\": \"巴黎\", \"tool_calls\": []}\n```\nHope it helps.";
-        assert_eq!(react(raw), answer("fenced_json", "巴黎"));
+        assert_eq!(react(raw), answer(Format::FencedJson, "巴黎"));
     }
 
     #[test]
@@ -1026,7 +797,7 @@ mod tests {
         assert_eq!(
             react(raw),
             calls(
-                "fenced_json",
+                Format::FencedJson,
                 "",
                 vec![
                     call("call_001", "calculator", json!({"expression": "1+1"})),
@@ -1042,7 +813,7 @@ mod tests {
         assert_eq!(
             react(raw),
             calls(
-                "hermes",
+                Format::Hermes,
                 "",
                 vec![
                     call("call_001", "file_reader", json!({"path": "docs/agent_intro.txt", "max_chars": 2000})),
@@ -1058,7 +829,7 @@ mod tests {
         assert_eq!(
             react(raw),
             calls(
-                "hermes",
+                Format::Hermes,
                 "I'll read the file first.",
                 vec![call("call_001", "file_reader", json!({"path": "docs/agent_intro.txt"}))]
             )
@@ -1068,7 +839,7 @@ mod tests {
     #[test]
     fn hermes_cut_off_before_the_last_brace_is_closed() {
         let raw = "<tool_call>\n{\"name\": \"calculator\", \"arguments\": {\"expression\": \"2+2\"}";
-        assert_eq!(react(raw), calls("hermes", "", vec![call("call_001", "calculator", json!({"expression": "2+2"}))]));
+        assert_eq!(react(raw), calls(Format::Hermes, "", vec![call("call_001", "calculator", json!({"expression": "2+2"}))]));
     }
 
     #[test]
@@ -1081,7 +852,7 @@ mod tests {
                 rejected: vec![
                     "<tool_call> block 2: invalid JSON: expected value at line 1 column 10".into()
                 ],
-                ..calls("hermes", "", vec![call("call_001", "calculator", json!({"expression": "7*6"}))])
+                ..calls(Format::Hermes, "", vec![call("call_001", "calculator", json!({"expression": "7*6"}))])
             }
         );
     }
@@ -1100,7 +871,7 @@ mod tests {
         assert_eq!(
             react(raw),
             calls(
-                "qwen_xml",
+                Format::QwenXml,
                 "",
                 vec![call("call_001", "file_reader", json!({"path": "docs/agent_intro.txt", "max_chars": 2000}))]
             )
@@ -1113,7 +884,7 @@ mod tests {
         assert_eq!(
             react(raw),
             calls(
-                "qwen_xml",
+                Format::QwenXml,
                 "Let me analyze it.",
                 vec![
                     call(
@@ -1134,7 +905,7 @@ mod tests {
         let raw = "<tool_call>\n<function=calculator>\n<parameter=expression>\n3.14 * 5\n</tool_call>";
         assert_eq!(
             react(raw),
-            calls("qwen_xml", "", vec![call("call_001", "calculator", json!({"expression": "3.14 * 5"}))])
+            calls(Format::QwenXml, "", vec![call("call_001", "calculator", json!({"expression": "3.14 * 5"}))])
         );
     }
 
@@ -1150,13 +921,13 @@ mod tests {
     fn bare_call_and_lenient_names_and_arguments() {
         assert_eq!(
             react("{\"name\": \"calculator\", \"arguments\": {\"expression\": \"2+2\"}}"),
-            calls("strict_json", "", vec![call("call_001", "calculator", json!({"expression": "2+2"}))])
+            calls(Format::StrictJson, "", vec![call("call_001", "calculator", json!({"expression": "2+2"}))])
         );
         let raw = r#"[{"type":"function","function":{"name":"calculator","arguments":"{\"expression\":\"1+1\"}"}},{"function":"local_file_search","parameters":{"query":"Agent"}},{"id":"x7","name":"file_reader","args":{"path":"a.txt"}}]"#;
         assert_eq!(
             react(raw),
             calls(
-                "strict_json",
+                Format::StrictJson,
                 "",
                 vec![
                     call("call_001", "calculator", json!({"expression": "1+1"})),
@@ -1173,7 +944,7 @@ mod tests {
         assert_eq!(
             react(raw),
             calls(
-                "json_in_text",
+                Format::JsonInText,
                 "Calling:",
                 vec![
                     call("call_001", "calculator", json!({"expression": "1+1"})),
@@ -1193,7 +964,7 @@ mod tests {
                     format!("web_search: unknown tool ({AVAILABLE})"),
                     "a tool call without a tool name".into(),
                 ],
-                ..calls("strict_json", "", vec![call("call_001", "calculator", json!({"expression": "2+2"}))])
+                ..calls(Format::StrictJson, "", vec![call("call_001", "calculator", json!({"expression": "2+2"}))])
             }
         );
     }
@@ -1204,7 +975,7 @@ mod tests {
         assert_eq!(
             react(raw),
             calls(
-                "strict_json",
+                Format::StrictJson,
                 "我来帮你计算 3.14 * 5 - 2.5 = 13.2",
                 vec![call("call_001", "calculator", json!({"expression": "3.14 * 5 - 2.5"}))]
             )
@@ -1214,22 +985,22 @@ mod tests {
     #[test]
     fn json_data_in_an_answer_is_not_a_call() {
         let raw = "示例：\n```json\n{\"name\": \"Alice\", \"age\": 3}\n```";
-        assert_eq!(react(raw), answer("plain_text", raw));
+        assert_eq!(react(raw), answer(Format::PlainText, raw));
     }
 
     #[test]
     fn a_tagged_call_needs_no_arguments_and_fences_around_tags_are_no_content() {
         let raw = "```xml\n<tool_call>\n{\"name\": \"calculator\"}\n</tool_call>\n```";
-        assert_eq!(react(raw), calls("hermes", "", vec![call("call_001", "calculator", json!({}))]));
+        assert_eq!(react(raw), calls(Format::Hermes, "", vec![call("call_001", "calculator", json!({}))]));
     }
 
     #[test]
     fn plain_text_is_a_final_answer() {
-        assert_eq!(react("  法国的首都是巴黎。\n"), answer("plain_text", "法国的首都是巴黎。"));
-        assert_eq!(react("集合 {1, 2} 的并集是 {1, 2, 3}"), answer("plain_text", "集合 {1, 2} 的并集是 {1, 2, 3}"));
+        assert_eq!(react("  法国的首都是巴黎。\n"), answer(Format::PlainText, "法国的首都是巴黎。"));
+        assert_eq!(react("集合 {1, 2} 的并集是 {1, 2, 3}"), answer(Format::PlainText, "集合 {1, 2} 的并集是 {1, 2, 3}"));
         let code = "Use this:\n```python\nprint({\"a\": 1})\n```";
-        assert_eq!(react(code), answer("plain_text", code));
-        assert_eq!(react("Paris<|im_end|>"), answer("plain_text", "Paris"));
+        assert_eq!(react(code), answer(Format::PlainText, code));
+        assert_eq!(react("Paris<|im_end|>"), answer(Format::PlainText, "Paris"));
     }
 
     #[test]
@@ -1245,13 +1016,13 @@ mod tests {
             react(raw),
             Parsed {
                 reasoning: Some("用户想读取文件。".into()),
-                ..calls("strict_json", "", vec![call("call_001", "file_reader", json!({"path": "docs/agent_intro.txt"}))])
+                ..calls(Format::StrictJson, "", vec![call("call_001", "file_reader", json!({"path": "docs/agent_intro.txt"}))])
             }
         );
         // The template opened the block: only its end is in the output.
         assert_eq!(
             react("The user greets me.\n</think>\n\nHello!"),
-            Parsed { reasoning: Some("The user greets me.".into()), ..answer("plain_text", "Hello!") }
+            Parsed { reasoning: Some("The user greets me.".into()), ..answer(Format::PlainText, "Hello!") }
         );
         assert_eq!(
             parse("<think>\nstill thinking when max_new_tokens hit", &tools(), Phase::React),
@@ -1278,7 +1049,7 @@ mod tests {
         let raw = r#"{"content":"","tool_calls":[{"name":"file_reader","args":{"path":"docs/agent_intro.txt"}}"#;
         assert_eq!(
             react(raw),
-            calls("closed_json", "", vec![call("call_001", "file_reader", json!({"path": "docs/agent_intro.txt"}))])
+            calls(Format::ClosedJson, "", vec![call("call_001", "file_reader", json!({"path": "docs/agent_intro.txt"}))])
         );
     }
 
@@ -1287,7 +1058,7 @@ mod tests {
         let raw = r#"{"content":"","tool_calls":[{"name":"calculator","args":{"expression":"1+1"}},{"name":"file_reader","args":{"path":"docs/ag"#;
         assert_eq!(
             react(raw),
-            calls("json_in_text", "", vec![call("call_001", "calculator", json!({"expression": "1+1"}))])
+            calls(Format::JsonInText, "", vec![call("call_001", "calculator", json!({"expression": "1+1"}))])
         );
     }
 
@@ -1296,14 +1067,14 @@ mod tests {
         let raw = r#"{"content":"","tool_calls":[{"name":"file_reader","args":{"path":"C:\docs\agent.txt"}}]}"#;
         assert_eq!(
             react(raw),
-            calls("strict_json", "", vec![call("call_001", "file_reader", json!({"path": "C:\\docs\\agent.txt"}))])
+            calls(Format::StrictJson, "", vec![call("call_001", "file_reader", json!({"path": "C:\\docs\\agent.txt"}))])
         );
     }
 
     #[test]
     fn json_that_is_no_decision_is_the_answer_text() {
         let raw = r#"{"answer": "Paris"}"#;
-        assert_eq!(react(raw), answer("plain_text", raw));
+        assert_eq!(react(raw), answer(Format::PlainText, raw));
     }
 
     #[test]
@@ -1312,7 +1083,7 @@ mod tests {
         assert_eq!(
             react(raw),
             calls(
-                "strict_json",
+                Format::StrictJson,
                 "",
                 vec![
                     call("call_002", "calculator", json!({"expression": "1"})),
@@ -1348,7 +1119,7 @@ mod tests {
                         (2, "Search for files containing 'Agent'", Some(search.clone())),
                     ]
                 )),
-                ..calls("strict_json", "", vec![read, search])
+                ..calls(Format::StrictJson, "", vec![read, search])
             }
         );
     }
@@ -1367,7 +1138,7 @@ mod tests {
                 )),
                 rejected: vec![format!("step 2: web_search: unknown tool ({AVAILABLE})")],
                 repaired: vec![],
-                ..calls("fenced_json", "", vec![read, calc])
+                ..calls(Format::FencedJson, "", vec![read, calc])
             }
         );
     }
@@ -1384,12 +1155,12 @@ mod tests {
                     "",
                     vec![(1, "calculator", Some(calc.clone())), (2, "file_reader", Some(read.clone()))]
                 )),
-                ..calls("hermes", "", vec![calc, read])
+                ..calls(Format::Hermes, "", vec![calc, read])
             }
         );
         assert_eq!(
             parse(r#"{"content":"巴黎","tool_calls":[]}"#, &tools(), Phase::Plan).unwrap(),
-            Parsed { plan: Some(plan_of("", vec![])), ..answer("strict_json", "巴黎") }
+            Parsed { plan: Some(plan_of("", vec![])), ..answer(Format::StrictJson, "巴黎") }
         );
     }
 
@@ -1420,7 +1191,7 @@ mod tests {
 
     #[test]
     fn the_chain_order_is_written_down_once() {
-        let names: Vec<&str> = PARSERS.iter().map(|(name, _)| *name).collect();
+        let names: Vec<&str> = CHAIN.iter().map(|(format, _)| format.name()).collect();
         assert_eq!(names, ["strict_json", "qwen_xml", "hermes", "fenced_json", "closed_json", "json_in_text"]);
     }
 }

@@ -12,6 +12,9 @@
 //!   prompt plus a reminder that the steps' results are in. Both use the envelope style
 //!   whatever the way; `builtin` keeps the template's own tools block in front of them.
 //!
+//! The texts that ask for a format (rules, reminders) live with their format in
+//! [`super::format`]; [`Ask::target`] says which format a decision asks for.
+//!
 //! Where the template lists tools in the system turn, builtin ReAct decisions and every
 //! plan_execute decision of either way start with the same [`SystemPrefix`] (the
 //! conversation's system message and the tool list, as the template writes them) and put
@@ -26,9 +29,8 @@ use serde_json::{json, Map, Value};
 
 pub use prefix::{system_prefix, SystemPrefix};
 
-use super::constrain::NO_TOOL;
-
-use crate::protocol::{AiMessage, Message, Phase, Strategy, ToolCall, ToolCalling, ToolMessage};
+use super::format::{envelope, native, plan, Ask, Target};
+use crate::protocol::{Message, Phase, Strategy, ToolCall, ToolCalling, ToolMessage};
 
 /// Which extra reminder ends the prompt.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,32 +51,6 @@ pub struct PromptInput {
     pub tools: Option<Vec<Value>>,
 }
 
-const ENVELOPE_RULES: &str = "You are a local tool agent. Answer ONLY with one JSON object and nothing else.\n\
-Valid schema A (final answer, no tools needed):\n\
-{\"content\":\"final answer text\",\"tool_calls\":[]}";
-
-/// Small models narrate the call they are about to make in `content`; saying when each
-/// schema applies keeps content empty with calls.
-const DECIDE_RULE: &str = "When the request needs a file, a calculation, a search or a table, \
-use schema B: put every needed call in tool_calls and leave content empty (\"\"). Use schema A \
-only to answer directly, or when tool results already answer the request. ";
-
-/// Argument values: the 0.5B translated Chinese text values into English, dropped optional
-/// parameters the request gave ("unread", "in cm") and invented ones it did not.
-const ARGS_RULE: &str = "Arguments: give every parameter whose value the request states, optional \
-ones too, with the value as the request writes it (same words, same language, same numbers), in the \
-format the parameter's description asks for; leave out parameters the request does not mention. \
-If no listed tool does what the request asks, use schema A and answer it yourself. ";
-
-const ENVELOPE_REMINDER: &str = "Answer ONLY with one JSON object (schema A or schema B).";
-
-const EXCLUSIVE_ENVELOPE: &str = "content and tool_calls are exclusive: either schema A \
-(final answer text and \"tool_calls\":[]) or schema B (\"content\":\"\" and tool calls), never both. \
-Answer again with ONLY one JSON object.";
-
-const EXCLUSIVE_NATIVE: &str = "content and tool calls are exclusive: either answer with \
-the final answer text alone, or call tools with no other text, never both. Answer again.";
-
 /// Builds the prompt messages (and template tools) for one decision. With the model's
 /// [`SystemPrefix`] plan_execute's decisions (and builtin's, through the template) start
 /// from the same system text (the tools as the template lists them) and add their rules
@@ -83,30 +59,27 @@ the final answer text alone, or call tools with no other text, never both. Answe
 pub fn build(
     messages: &[Message],
     tools: &[Value],
-    phase: Phase,
-    way: ToolCalling,
+    ask: Ask,
     strategy: Strategy,
     reminder: Reminder,
     prefix: Option<&SystemPrefix>,
 ) -> PromptInput {
-    let builtin = way == ToolCalling::Builtin;
-    let native_react = builtin && phase == Phase::React;
+    let builtin = ask.way == ToolCalling::Builtin;
+    let done = trailing_tool_messages(messages);
+    let target = ask.target(done > 0);
     // prompt_json's ReAct decisions keep the seeds' prompt (rules, then the tools): after
     // the prefix the 0.5B stopped after the first of several calls (dev parallel 20 -> 8 of 33).
-    let prefix = prefix.filter(|_| phase != Phase::React);
+    let prefix = prefix.filter(|_| ask.phase != Phase::React);
     let mut template_tools = None;
     let mut out = match prefix {
-        _ if native_react => {
+        _ if matches!(target, Target::Native(_)) => {
             template_tools = Some(tools.to_vec());
             native_messages(messages)
         }
         Some(prefix) => {
             // builtin keeps the template's call-format lines; prompt_json asks for its envelope instead.
             let head = if builtin { prefix.whole() } else { prefix.shared.clone() };
-            let rules = match phase {
-                Phase::Plan => plan_system(tools, &[], Listed::Above),
-                Phase::React | Phase::Step => envelope_system(tools, &[], Listed::Above, strategy),
-            };
+            let rules = rules(target, tools, &[], Listed::Above, strategy);
             envelope_messages(messages, &format!("{head}\n\n{rules}"), OwnSystem::InPrefix)
         }
         None => {
@@ -117,30 +90,36 @@ pub fn build(
             } else {
                 (tools, Listed::Below)
             };
-            let system = match phase {
-                Phase::Plan => plan_system(tools, listed, place),
-                Phase::React | Phase::Step => envelope_system(tools, listed, place, strategy),
-            };
-            envelope_messages(messages, &system, OwnSystem::After)
+            envelope_messages(messages, &rules(target, tools, listed, place, strategy), OwnSystem::After)
         }
     };
 
-    let done = trailing_tool_messages(messages);
-    match phase {
-        Phase::React if !builtin && done > 0 => out.push(user(tools_done_reminder(done))),
-        Phase::React if builtin && done > 0 => out.push(user(native_done_reminder(messages))),
-        Phase::Step if done > 0 => out.push(user(steps_done_reminder(done))),
-        _ => {}
+    if done > 0 {
+        let done_reminder = match target {
+            Target::Native(_) => Some(native::done_reminder(messages)),
+            Target::Envelope(_) if ask.phase == Phase::Step => Some(envelope::steps_done_reminder(done)),
+            Target::Envelope(_) => Some(envelope::tools_done_reminder(done)),
+            Target::Plan => None,
+        };
+        out.extend(done_reminder.map(user));
     }
     if reminder == Reminder::Exclusive {
-        out.push(user(if native_react { EXCLUSIVE_NATIVE } else { EXCLUSIVE_ENVELOPE }.to_string()));
+        out.push(user(target.exclusive_reminder().to_string()));
     }
     PromptInput { messages: out, tools: template_tools }
 }
 
+/// Our system rules for a JSON target (a native one has none of ours: the template's own).
+fn rules(target: Target, tools: &[Value], listed: &[Value], place: Listed, strategy: Strategy) -> String {
+    match target {
+        Target::Plan => plan::system(tools, listed, place),
+        Target::Envelope(_) | Target::Native(_) => envelope::system(tools, listed, place, strategy),
+    }
+}
+
 /// Where the prompt lists the tools, which the rules refer to.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Listed {
+pub(crate) enum Listed {
     /// In our system prompt, after the rules.
     Below,
     /// In the system prefix, before the rules.
@@ -158,127 +137,7 @@ enum OwnSystem {
     InPrefix,
 }
 
-/// Without the question: quoted here, the 0.5B answered with the question itself (the
-/// conversation set: prompt_json 6 -> 4 of 32).
-fn tools_done_reminder(count: usize) -> String {
-    format!(
-        "{ENVELOPE_REMINDER} The last {count} ToolMessage(s) contain tool results. If they provide \
-the requested information, answer with schema A now and set \"tool_calls\" to exactly []. \
-Do not repeat the completed tool calls."
-    )
-}
-
-/// After tool results in the model's own format: the 0.5B otherwise calls the same tool
-/// again (free, it then invents the tool's answer; constrained, the repeated-call guard
-/// stops the run), or repeats the question as its answer.
-fn native_done_reminder(messages: &[Message]) -> String {
-    let question = last_question(messages);
-    format!(
-        "问题：{question}\n工具已经返回了结果。请根据这些结果，用提问的语言直接回答这个问题：给出答案本身（结果里的具体事实和数字），\
-不要重复问题，不要照抄整个结果，也不要再调用工具。"
-    )
-}
-
-fn last_question(messages: &[Message]) -> &str {
-    messages
-        .iter()
-        .rev()
-        .find_map(|m| match m {
-            Message::User { content } => Some(content.as_str()),
-            _ => None,
-        })
-        .unwrap_or_default()
-}
-
-fn steps_done_reminder(count: usize) -> String {
-    format!(
-        "{ENVELOPE_REMINDER} The last {count} ToolMessage(s) contain the results of the plan steps \
-done so far. If work remains, call the tools for it with schema B; if the task is done, answer \
-with schema A and set \"tool_calls\" to exactly []. Do not repeat the completed tool calls."
-    )
-}
-
-/// The seeds' envelope prompt (React and Step phases).
-fn envelope_system(tools: &[Value], listed: &[Value], place: Listed, strategy: Strategy) -> String {
-    let mut text = String::from(ENVELOPE_RULES);
-    let example = example_calls(tools);
-    if example.is_empty() {
-        text.push_str("\nNo tools are available: always answer with schema A.");
-        return text;
-    }
-    if strategy == Strategy::TasksFirst {
-        text.push_str(&tasks_schema_b(&example[0]));
-        text.push_str(use_only(place));
-        push_tool_list(&mut text, listed);
-        return text;
-    }
-    // One example call: small models copy a second example call into answers that need
-    // one (the 0.5B appended the seeds' calculator("2+2") to a file_reader call).
-    let calls: Vec<Value> = example.iter().take(1).map(envelope_call).collect();
-    let schema_b = json!({"content": "", "tool_calls": calls});
-    text.push_str("\nValid schema B (call one or more tools, content must be empty):\n");
-    text.push_str(&schema_b.to_string());
-    text.push_str("\nYou may include zero, one, or multiple tool_calls in the array: one call for each task the request names, and no others. ");
-    text.push_str(DECIDE_RULE);
-    text.push_str(ARGS_RULE);
-    text.push_str(use_only(place));
-    push_tool_list(&mut text, listed);
-    text
-}
-
-/// Schema B of the tasks-first envelope: the tasks, each with its tool or "none", then one
-/// call per task with a tool (the grammar holds the model to it).
-fn tasks_schema_b(example: &ToolCall) -> String {
-    let task = json!({"task": "the task in the request's own words", "tool": example.name});
-    let schema_b = json!({"tasks": [task], "tool_calls": [envelope_call(example)], "content": ""});
-    format!(
-        "\nValid schema B (call tools): first list the tasks, one task for each call to make (a request \
-that names several cities, numbers, files or people has one task for each of them), each with the listed \
-tool that does exactly that task, or \"{NO_TOOL}\" when no listed tool does it (a tool for something \
-similar, such as another unit, another kind of date or another action, is not the tool); then one call \
-for each task that has a tool, and content empty:\n{schema_b}\nIf every task is \"{NO_TOOL}\", leave \
-tool_calls empty and answer in content. Take argument values from the request exactly as it states them, \
-in the format the tool's description asks for; leave out optional parameters the request does not give. "
-    )
-}
-
-/// The seeds' plan prompt (Plan phase).
-fn plan_system(tools: &[Value], listed: &[Value], place: Listed) -> String {
-    let example = example_calls(tools);
-    if example.is_empty() {
-        return format!("{ENVELOPE_RULES}\nNo tools are available: always answer with schema A.");
-    }
-    let steps: Vec<Value> = example
-        .iter()
-        .enumerate()
-        .map(|(i, call)| {
-            let description = match call.name.as_str() {
-                "file_reader" => "Read the document".to_string(),
-                "calculator" => "Compute the expression".to_string(),
-                other => format!("Call {other}"),
-            };
-            json!({
-                "step": i + 1,
-                "description": description,
-                "tool_call": {"name": call.name, "args": call.args},
-            })
-        })
-        .collect();
-    let shape = json!({"reasoning": "why these steps", "plan": steps});
-    let mut text = String::from(
-        "You are a local tool agent. First make a plan. Answer ONLY with one JSON object and nothing else:\n",
-    );
-    text.push_str(&shape.to_string());
-    text.push_str(
-        "\nOne step per tool call, in the order they should run. If no tool is needed, answer \
-with {\"content\":\"final answer text\",\"tool_calls\":[]} instead. ",
-    );
-    text.push_str(use_only(place));
-    push_tool_list(&mut text, listed);
-    text
-}
-
-fn use_only(place: Listed) -> &'static str {
+pub(crate) fn use_only(place: Listed) -> &'static str {
     match place {
         Listed::ByTemplate => "Use only the given tools, with their parameter names.",
         Listed::Below => "Use only the tools listed below, with their parameter names.",
@@ -286,7 +145,7 @@ fn use_only(place: Listed) -> &'static str {
     }
 }
 
-fn push_tool_list(text: &mut String, listed: &[Value]) {
+pub(crate) fn push_tool_list(text: &mut String, listed: &[Value]) {
     if listed.is_empty() {
         return;
     }
@@ -303,7 +162,7 @@ fn push_tool_list(text: &mut String, listed: &[Value]) {
 /// up to two of the given tools with placeholder arguments (an example naming a tool the
 /// model does not have invites calls to it). A schema that does not read shows none (the
 /// decision reports it).
-fn example_calls(tools: &[Value]) -> Vec<ToolCall> {
+pub(crate) fn example_calls(tools: &[Value]) -> Vec<ToolCall> {
     use crate::tools::spec::{find, ToolSpec};
     let specs = ToolSpec::parse_all(tools).unwrap_or_default();
     if find(&specs, "file_reader").is_some() && find(&specs, "calculator").is_some() {
@@ -336,7 +195,7 @@ fn envelope_messages(messages: &[Message], system: &str, own_system: OwnSystem) 
     };
     let mut out = vec![json!({"role": "system", "content": merged})];
     out.extend(rest.iter().map(|message| match message {
-        Message::Assistant(ai) => json!({"role": "assistant", "content": envelope_text(ai)}),
+        Message::Assistant(ai) => json!({"role": "assistant", "content": envelope::envelope_text(ai)}),
         other => plain_message(other),
     }));
     out
@@ -371,22 +230,6 @@ fn plain_message(message: &Message) -> Value {
     }
 }
 
-/// A decision as the envelope the model was asked to write.
-fn envelope_text(ai: &AiMessage) -> String {
-    let calls: Vec<Value> = ai.tool_calls.iter().map(envelope_call).collect();
-    json!({"content": ai.content, "tool_calls": calls}).to_string()
-}
-
-fn envelope_call(call: &ToolCall) -> Value {
-    let mut obj = Map::new();
-    if !call.id.is_empty() {
-        obj.insert("id".into(), json!(call.id));
-    }
-    obj.insert("name".into(), json!(call.name));
-    obj.insert("args".into(), Value::Object(call.args.clone()));
-    Value::Object(obj)
-}
-
 fn user(content: String) -> Value {
     json!({"role": "user", "content": content})
 }
@@ -401,6 +244,13 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::brain::format::envelope::{ARGS_RULE, DECIDE_RULE};
+    use crate::brain::format::NativeStyle;
+    use crate::protocol::AiMessage;
+
+    fn ask(phase: Phase, way: ToolCalling) -> Ask {
+        Ask { phase, way, style: NativeStyle::Hermes }
+    }
 
     fn tools() -> Vec<Value> {
         serde_json::from_str(include_str!("../../tests/fixtures/outputs/tools.json")).unwrap()
@@ -441,7 +291,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
     #[test]
     fn prompt_json_injects_the_seeds_prompt_merged_with_the_users_system_message() {
         let messages = vec![Message::system("记住：用户叫小王。"), Message::user("阅读 docs/agent_intro.txt")];
-        let built = build(&messages, &tools()[..2], Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, None);
+        let built = build(&messages, &tools()[..2], ask(Phase::React, ToolCalling::PromptJson), Strategy::CallsFirst, Reminder::None, None);
         assert_eq!(
             built,
             PromptInput {
@@ -456,7 +306,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
 
     #[test]
     fn prompt_json_renders_decisions_as_envelopes_and_counts_the_tool_results() {
-        let built = build(&after_two_calls(), &tools()[..2], Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, None);
+        let built = build(&after_two_calls(), &tools()[..2], ask(Phase::React, ToolCalling::PromptJson), Strategy::CallsFirst, Reminder::None, None);
         assert_eq!(
             built,
             PromptInput {
@@ -475,8 +325,8 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
 
     #[test]
     fn the_exclusive_retry_only_appends_a_message() {
-        let first = build(&after_two_calls(), &tools(), Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, None);
-        let retry = build(&after_two_calls(), &tools(), Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::Exclusive, None);
+        let first = build(&after_two_calls(), &tools(), ask(Phase::React, ToolCalling::PromptJson), Strategy::CallsFirst, Reminder::None, None);
+        let retry = build(&after_two_calls(), &tools(), ask(Phase::React, ToolCalling::PromptJson), Strategy::CallsFirst, Reminder::Exclusive, None);
         // The retry extends the first prompt, so the model reuses all of it.
         let mut expected = first.messages.clone();
         expected.push(json!({"role": "user", "content": "content and tool_calls are exclusive: either schema A (final answer text and \"tool_calls\":[]) or schema B (\"content\":\"\" and tool calls), never both. Answer again with ONLY one JSON object."}));
@@ -487,7 +337,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
     fn builtin_passes_messages_as_they_are_and_tools_to_the_template() {
         let mut messages = vec![Message::system("You are helpful.")];
         messages.extend(after_two_calls());
-        let built = build(&messages, &tools(), Phase::React, ToolCalling::Builtin, Strategy::CallsFirst, Reminder::None, None);
+        let built = build(&messages, &tools(), ask(Phase::React, ToolCalling::Builtin), Strategy::CallsFirst, Reminder::None, None);
         assert_eq!(
             built,
             PromptInput {
@@ -505,7 +355,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
                 tools: Some(tools()),
             }
         );
-        let retry = build(&messages, &tools(), Phase::React, ToolCalling::Builtin, Strategy::CallsFirst, Reminder::Exclusive, None);
+        let retry = build(&messages, &tools(), ask(Phase::React, ToolCalling::Builtin), Strategy::CallsFirst, Reminder::Exclusive, None);
         assert_eq!(
             retry.messages.last(),
             Some(&json!({"role": "user", "content": "content and tool calls are exclusive: either answer with the final answer text alone, or call tools with no other text, never both. Answer again."}))
@@ -516,7 +366,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
     #[test]
     fn plan_phase_uses_the_plan_prompt() {
         let messages = vec![Message::user("总结文档并计算 3.14 * 5")];
-        let built = build(&messages, &tools()[..2], Phase::Plan, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, None);
+        let built = build(&messages, &tools()[..2], ask(Phase::Plan, ToolCalling::PromptJson), Strategy::CallsFirst, Reminder::None, None);
         let plan_prompt = format!(
             "You are a local tool agent. First make a plan. Answer ONLY with one JSON object and nothing else:\n\
 {{\"reasoning\":\"why these steps\",\"plan\":[{{\"step\":1,\"description\":\"Read the document\",\"tool_call\":{{\"name\":\"file_reader\",\"args\":{{\"path\":\"docs/agent_intro.txt\",\"max_chars\":2000}}}}}},{{\"step\":2,\"description\":\"Compute the expression\",\"tool_call\":{{\"name\":\"calculator\",\"args\":{{\"expression\":\"2+2\"}}}}}}]}}\n\
@@ -538,7 +388,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
     #[test]
     fn builtin_plan_leaves_the_tool_list_to_the_template() {
         let messages = vec![Message::user("总结文档")];
-        let built = build(&messages, &tools(), Phase::Plan, ToolCalling::Builtin, Strategy::CallsFirst, Reminder::None, None);
+        let built = build(&messages, &tools(), ask(Phase::Plan, ToolCalling::Builtin), Strategy::CallsFirst, Reminder::None, None);
         let system = built.messages.first().and_then(|m| m["content"].as_str()).unwrap();
         assert!(system.starts_with("You are a local tool agent. First make a plan."), "{system}");
         assert!(system.ends_with("Use only the given tools, with their parameter names."), "{system}");
@@ -549,8 +399,8 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
     #[test]
     fn step_phase_shares_the_react_system_prompt_and_asks_to_continue_or_finish() {
         for way in [ToolCalling::PromptJson, ToolCalling::Builtin] {
-            let step = build(&after_two_calls(), &tools(), Phase::Step, way, Strategy::CallsFirst, Reminder::None, None);
-            let react_prompt = build(&after_two_calls()[..1], &tools(), Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, None);
+            let step = build(&after_two_calls(), &tools(), ask(Phase::Step, way), Strategy::CallsFirst, Reminder::None, None);
+            let react_prompt = build(&after_two_calls()[..1], &tools(), ask(Phase::React, ToolCalling::PromptJson), Strategy::CallsFirst, Reminder::None, None);
             if way == ToolCalling::PromptJson {
                 assert_eq!(step.messages.first(), react_prompt.messages.first());
             }
@@ -569,7 +419,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
     #[test]
     fn the_schema_b_example_only_names_tools_the_model_has() {
         let search = tools().into_iter().filter(|t| t["function"]["name"] == "local_file_search").collect::<Vec<_>>();
-        let built = build(&[Message::user("搜索 Agent")], &search, Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, None);
+        let built = build(&[Message::user("搜索 Agent")], &search, ask(Phase::React, ToolCalling::PromptJson), Strategy::CallsFirst, Reminder::None, None);
         let system = built.messages.first().and_then(|m| m["content"].as_str()).unwrap();
         assert!(
             system.contains(r#"{"content":"","tool_calls":[{"id":"call_001","name":"local_file_search","args":{"query":"..."}}]}"#),
@@ -577,7 +427,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
         );
         assert!(!system.contains("file_reader"), "{system}");
 
-        let none = build(&[Message::user("你好")], &[], Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, None);
+        let none = build(&[Message::user("你好")], &[], ask(Phase::React, ToolCalling::PromptJson), Strategy::CallsFirst, Reminder::None, None);
         assert_eq!(
             none.messages.first(),
             Some(&json!({"role": "system", "content": "You are a local tool agent. Answer ONLY with one JSON object and nothing else.\nValid schema A (final answer, no tools needed):\n{\"content\":\"final answer text\",\"tool_calls\":[]}\nNo tools are available: always answer with schema A."}))
@@ -589,7 +439,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
         let mut messages = after_two_calls();
         messages.push(Message::Assistant(AiMessage::answer("Agent 系统；15.7")));
         messages.push(Message::user("谢谢"));
-        let built = build(&messages, &tools(), Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, None);
+        let built = build(&messages, &tools(), ask(Phase::React, ToolCalling::PromptJson), Strategy::CallsFirst, Reminder::None, None);
         assert_eq!(built.messages.last(), Some(&json!({"role": "user", "content": "谢谢"})));
         assert_eq!(
             built.messages.get(5),
@@ -601,7 +451,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
     fn rendered_with_prefix(messages: &[Message], phase: Phase, way: ToolCalling) -> String {
         let template = prefix::qwen25();
         let system = system_prefix(&template, messages, &tools()).unwrap();
-        let input = build(messages, &tools(), phase, way, Strategy::CallsFirst, Reminder::None, Some(&system));
+        let input = build(messages, &tools(), ask(phase, way), Strategy::CallsFirst, Reminder::None, Some(&system));
         template.render(&input.messages, input.tools.as_deref(), true).unwrap()
     }
 
@@ -627,7 +477,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
             assert_eq!(prompt.matches("记住：用户叫小王。").count(), 1, "{way:?} {phase:?}:\n{prompt}");
         }
         // prompt_json's ReAct decision is the seeds' prompt, prefix or not.
-        let plain = build(&question, &tools(), Phase::React, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, None);
+        let plain = build(&question, &tools(), ask(Phase::React, ToolCalling::PromptJson), Strategy::CallsFirst, Reminder::None, None);
         assert_eq!(prompts[0].2, template.render(&plain.messages, None, true).unwrap());
         // prompt_json's plan asks for its plan right after the list, not for the template's <tool_call> lines.
         let plan_json = &prompts[1].2;
@@ -648,7 +498,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
         let template = prefix::qwen25();
         let question = [Message::user("阅读 docs/agent_intro.txt")];
         let system = system_prefix(&template, &question, &tools()[..2]).unwrap();
-        let built = build(&question, &tools()[..2], Phase::Step, ToolCalling::PromptJson, Strategy::CallsFirst, Reminder::None, Some(&system));
+        let built = build(&question, &tools()[..2], ask(Phase::Step, ToolCalling::PromptJson), Strategy::CallsFirst, Reminder::None, Some(&system));
         let content = built.messages[0]["content"].as_str().unwrap();
         let rules = seeds_envelope_prompt().replace("listed below", "listed above");
         let rules = &rules[..rules.find("\nAvailable tools:").unwrap()];

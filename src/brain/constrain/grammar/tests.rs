@@ -4,7 +4,7 @@
 use llguidance::toktrie::ApproximateTokEnv;
 use serde_json::json;
 
-use super::super::TokenSpace;
+use super::super::{ConstrainError, TokenSpace};
 use super::*;
 use crate::tools::spec::ToolSpec;
 
