@@ -350,7 +350,7 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
                     ]}),
                     json!({"role": "tool", "name": "file_reader", "content": r#"{"status":"success","output":{"content":"Agent 系统"}}"#}),
                     json!({"role": "tool", "name": "calculator", "content": r#"{"status":"success","output":{"content":"15.7"}}"#}),
-                    json!({"role": "user", "content": "问题：读文件并计算 3.14 * 5\n工具已经返回了结果。请根据这些结果，用提问的语言直接回答这个问题：给出答案本身（结果里的具体事实和数字），不要重复问题，不要照抄整个结果，也不要再调用工具。"}),
+                    json!({"role": "user", "content": "工具已经返回了结果。请根据这些结果，用文字直接回答（不要再调用工具）：读文件并计算 3.14 * 5"}),
                 ],
                 tools: Some(tools()),
             }

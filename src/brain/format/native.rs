@@ -15,21 +15,15 @@ the final answer text alone, or call tools with no other text, never both. Answe
 
 /// After tool results in the model's own format: the 0.5B otherwise calls the same tool
 /// again (free, it then invents the tool's answer; constrained, the repeated-call guard
-/// stops the run), or repeats the question that ended this reminder as its answer (the
-/// conversation set: 7 -> 10 of 32 with the question first).
+/// stops the run). The question first and "the answer itself" after it lifted the
+/// conversation set (7 -> 10 of 32) but made the 0.5B answer `计算 3.14 * 5 - 2.5` with the
+/// expression instead of 13.2, so this text stays.
 pub(crate) fn done_reminder(messages: &[Message]) -> String {
-    let question = messages
-        .iter()
-        .rev()
-        .find_map(|m| match m {
-            Message::User { content } => Some(content.as_str()),
-            _ => None,
-        })
-        .unwrap_or_default();
-    format!(
-        "问题：{question}\n工具已经返回了结果。请根据这些结果，用提问的语言直接回答这个问题：给出答案本身（结果里的具体事实和数字），\
-不要重复问题，不要照抄整个结果，也不要再调用工具。"
-    )
+    let question = messages.iter().rev().find_map(|m| match m {
+        Message::User { content } => Some(content.as_str()),
+        _ => None,
+    });
+    format!("工具已经返回了结果。请根据这些结果，用文字直接回答（不要再调用工具）：{}", question.unwrap_or_default())
 }
 
 // ---------------------------------------------------------------------------------------
