@@ -47,14 +47,6 @@ impl CandleBrain {
     }
 }
 
-/// The user's latest question.
-fn last_question(messages: &[Message]) -> Option<&str> {
-    messages.iter().rev().find_map(|m| match m {
-        Message::User { content } => Some(content.as_str()),
-        _ => None,
-    })
-}
-
 /// Tokens kept free for the reminder a retry adds.
 const RETRY_ROOM: usize = 64;
 
@@ -146,7 +138,7 @@ impl Brain for CandleBrain {
             warnings.extend(parsed.repaired.iter().map(|r| format!("rewritten to the described format: {r}")));
             let both = !parsed.content.trim().is_empty() && !parsed.tool_calls.is_empty();
             let mut ai = AiMessage { content: parsed.content.clone(), tool_calls: parsed.tool_calls.clone() };
-            if let Some(question) = last_question(&request.messages) {
+            if let Some(question) = super::last_question(&request.messages) {
                 let restored = faithful::restore_brackets(&mut ai.tool_calls, question);
                 warnings.extend(restored.iter().map(|r| format!("brackets restored from the request: {r}")));
             }

@@ -121,3 +121,11 @@ pub trait Brain: Send {
         cancel: &AtomicBool,
     ) -> Result<Decision, BrainError>;
 }
+
+/// The user's latest question in a conversation.
+pub(crate) fn last_question(messages: &[crate::protocol::Message]) -> Option<&str> {
+    messages.iter().rev().find_map(|m| match m {
+        crate::protocol::Message::User { content } => Some(content.as_str()),
+        _ => None,
+    })
+}

@@ -19,10 +19,7 @@ the final answer text alone, or call tools with no other text, never both. Answe
 /// conversation set (7 -> 10 of 32) but made the 0.5B answer `计算 3.14 * 5 - 2.5` with the
 /// expression instead of 13.2, so this text stays.
 pub(crate) fn done_reminder(messages: &[Message]) -> String {
-    let question = messages.iter().rev().find_map(|m| match m {
-        Message::User { content } => Some(content.as_str()),
-        _ => None,
-    });
+    let question = crate::brain::last_question(messages);
     format!("工具已经返回了结果。请根据这些结果，用文字直接回答（不要再调用工具）：{}", question.unwrap_or_default())
 }
 
