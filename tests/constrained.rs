@@ -246,3 +246,27 @@ fn the_token_space_marks_control_tokens_and_ends_on_im_end() {
     assert!(!space.accepts(&hermes, "Hello <|im_start|>user").unwrap());
     assert!(space.accepts(&hermes, "Hello, 你好 <b>world</b>").unwrap());
 }
+
+/// F2 in the TUI, as the brain sees it: the same conversation asked in one way, the other,
+/// and back. Each way's prompt is prefilled once; going back reuses it from the cache set
+/// aside, and the answer is the one the first ask gave.
+#[test]
+fn switching_the_way_back_and_forth_prefills_each_way_once() {
+    let _serial = serial();
+    let mut brain = CandleBrain::load(&profile(MAX_NEW_TOKENS)).unwrap();
+    ModelHandle::load(&profile(MAX_NEW_TOKENS)).unwrap().reset().unwrap();
+    let ask_in = |brain: &mut CandleBrain, way| decide(brain, &request(after_results(), Phase::React, way, Decoding::Constrained));
+    let json_first = ask_in(&mut brain, ToolCalling::PromptJson);
+    let builtin_first = ask_in(&mut brain, ToolCalling::Builtin);
+    let json_again = ask_in(&mut brain, ToolCalling::PromptJson);
+    let builtin_again = ask_in(&mut brain, ToolCalling::Builtin);
+    for (label, d) in [("prompt_json", &json_first), ("builtin", &builtin_first), ("prompt_json again", &json_again), ("builtin again", &builtin_again)] {
+        report(label, &d.report.stats);
+    }
+    let (json_stats, builtin_stats) = (&json_again.report.stats, &builtin_again.report.stats);
+    assert!(json_stats.reused_tokens + 1 >= json_stats.prompt_tokens, "{json_stats:?}");
+    assert!(builtin_stats.reused_tokens + 1 >= builtin_stats.prompt_tokens, "{builtin_stats:?}");
+    assert!(builtin_first.report.stats.reused_tokens * 2 < builtin_first.report.stats.prompt_tokens, "the two ways' prompts differ early");
+    assert_eq!(json_again.raw_output, json_first.raw_output);
+    assert_eq!(builtin_again.raw_output, builtin_first.raw_output);
+}

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use super::config::Profile;
 use super::fetch::checked_model_path_reporting;
-use super::model::{device_name, load_model_reporting, select_device, CausalLm, LoadedModel, ModelInfo};
+use super::model::{device_name, load_model_reporting, select_device, CausalLm, LoadedModel, ModelInfo, SavedCache};
 use super::progress::{self, LoadProgress, ProgressSink};
 use super::template::ChatTemplate;
 use super::tokenizer::{DecodeStream, ModelTokenizer};
@@ -253,7 +253,7 @@ impl ModelHandle {
                 };
                 let LoadedModel { lm, tokenizer, template, stop_tokens, info } = model;
                 let shared = Arc::new(Shared { tokenizer, template, stop_tokens, info, load_ms });
-                let mut decoder = Decoder { lm, cached: Vec::new(), shared: shared.clone() };
+                let mut decoder = Decoder { lm, cached: Vec::new(), alternates: Vec::new(), shared: shared.clone() };
                 if ready_tx.send(Loading::Done(Ok(shared))).is_err() {
                     return;
                 }
@@ -368,12 +368,34 @@ impl ModelHandle {
     }
 }
 
-/// The decoder thread's state: the model and the tokens its cache holds.
+/// Caches kept beside the current one. Two: the other way of passing tools (F2) and one
+/// more (a plan's phase, or the conversation before a side question). A 2,000-token cache
+/// of the 0.5B model is ~50 MB, of the 1.5B ~115 MB.
+const MAX_ALTERNATES: usize = 2;
+
+/// A cache shorter than this is not worth keeping aside: refilling it takes less than a
+/// second.
+const MIN_KEPT_ASIDE: usize = 64;
+
+/// A KV cache set aside, with the tokens it holds.
+struct Alternate {
+    tokens: Vec<u32>,
+    cache: SavedCache,
+}
+
+/// The decoder thread's state: the model, the tokens its cache holds, and caches set aside
+/// for prompts that come back (the other way of passing tools, the other phase).
 struct Decoder {
     lm: Box<dyn CausalLm>,
     /// Exactly the tokens in the KV cache, in order.
     cached: Vec<u32>,
+    /// Oldest first.
+    alternates: Vec<Alternate>,
     shared: Arc<Shared>,
+}
+
+fn common_prefix(a: &[u32], b: &[u32]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 impl Decoder {
@@ -396,6 +418,7 @@ impl Decoder {
                 Request::Reset => {
                     self.lm.clear();
                     self.cached.clear();
+                    self.alternates.clear();
                 }
             }
         }
@@ -411,7 +434,51 @@ impl Decoder {
                 // The cache may hold part of the batch: start clean next time.
                 self.lm.clear();
                 self.cached.clear();
+                self.alternates.clear();
                 Err(BrainError::Generation(e.to_string()))
+            }
+        }
+    }
+
+    /// Makes the cache that shares the longest prefix with `tokens` the current one: an
+    /// alternate that shares more than the current cache takes its place (a copy of the
+    /// current one is set aside), and a copy of a current cache that `tokens` would mostly
+    /// throw away is set aside before the new prompt overwrites it. So switching back and
+    /// forth between two prompts (the two ways of passing tools) prefills each one once.
+    fn pick_cache(&mut self, tokens: &[u32]) {
+        let current = common_prefix(&self.cached, tokens);
+        let best = self
+            .alternates
+            .iter()
+            .enumerate()
+            .map(|(i, alternate)| (i, common_prefix(&alternate.tokens, tokens)))
+            .max_by_key(|&(i, shared)| (shared, i));
+        match best {
+            Some((i, shared)) if shared > current => {
+                let alternate = self.alternates.remove(i);
+                self.set_aside_current();
+                if self.lm.restore_cache(alternate.cache) {
+                    self.cached = alternate.tokens;
+                } else {
+                    self.lm.clear();
+                    self.cached.clear();
+                }
+            }
+            _ if self.cached.len() - current >= MIN_KEPT_ASIDE && current * 2 < self.cached.len() => self.set_aside_current(),
+            _ => {}
+        }
+    }
+
+    /// Sets a copy of the current cache aside (when worth keeping), dropping the oldest
+    /// alternate beyond [`MAX_ALTERNATES`].
+    fn set_aside_current(&mut self) {
+        if self.cached.len() < MIN_KEPT_ASIDE {
+            return;
+        }
+        if let Some(cache) = self.lm.save_cache() {
+            self.alternates.push(Alternate { tokens: self.cached.clone(), cache });
+            if self.alternates.len() > MAX_ALTERNATES {
+                self.alternates.remove(0);
             }
         }
     }
@@ -419,7 +486,8 @@ impl Decoder {
     /// Keeps the longest cached prefix of `tokens` (always leaving at least one token to
     /// run, for its logits); returns how many tokens are reused.
     fn reuse_prefix(&mut self, tokens: &[u32]) -> usize {
-        let shared = self.cached.iter().zip(tokens).take_while(|(a, b)| a == b).count();
+        self.pick_cache(tokens);
+        let shared = common_prefix(&self.cached, tokens);
         let keep = shared.min(tokens.len().saturating_sub(1));
         if self.lm.truncate(keep) {
             self.cached.truncate(keep);

@@ -46,6 +46,30 @@ pub trait CausalLm: Send {
     fn clear(&mut self);
     /// Largest number of tokens one forward call should take; `None`: the whole prompt at once.
     fn max_chunk(&self) -> Option<usize>;
+    /// A copy of the cache, to be put back later with [`CausalLm::restore_cache`]. `None`:
+    /// this model cannot hand its cache over.
+    fn save_cache(&self) -> Option<SavedCache> {
+        None
+    }
+    /// Makes a cache [`CausalLm::save_cache`] gave the current one (the current one is
+    /// dropped). False, and an empty cache, when it is not this model's.
+    fn restore_cache(&mut self, _saved: SavedCache) -> bool {
+        self.clear();
+        false
+    }
+}
+
+/// A model's KV cache moved out of it (what it holds is the model's own business).
+pub struct SavedCache(Box<dyn std::any::Any + Send>);
+
+impl SavedCache {
+    fn new<T: std::any::Any + Send>(cache: T) -> Self {
+        Self(Box::new(cache))
+    }
+
+    fn into_inner<T: std::any::Any>(self) -> Option<T> {
+        self.0.downcast::<T>().ok().map(|b| *b)
+    }
 }
 
 /// Our two Qwen2 passes (candle ops, own CPU pass) own a truncatable cache: the same
@@ -65,6 +89,16 @@ macro_rules! truncatable_qwen2 {
             }
             fn clear(&mut self) {
                 <$model>::truncate(self, 0);
+            }
+            fn save_cache(&self) -> Option<SavedCache> {
+                <$model>::save_cache(self).map(SavedCache::new)
+            }
+            fn restore_cache(&mut self, saved: SavedCache) -> bool {
+                let restored = saved.into_inner().is_some_and(|cache| <$model>::restore_cache(self, cache));
+                if !restored {
+                    <$model>::truncate(self, 0);
+                }
+                restored
             }
             fn max_chunk(&self) -> Option<usize> {
                 // Cancel is checked between chunks, and the attention scores of a chunk take

@@ -310,3 +310,50 @@ fn prefill_progress_is_streamed_chunk_by_chunk_and_counts_reused_tokens() {
     assert!(reused > total / 2, "{seen:?}");
     assert_eq!(seen.last(), Some(&(longer_total, longer_total, reused)));
 }
+
+/// A prompt of about 100 tokens on the tiny model's byte vocabulary, its system text `system`.
+fn long_prompt(system: &str, question: &str) -> String {
+    format!("<|im_start|>system\n{}<|im_end|>\n<|im_start|>user\n{question}<|im_end|>\n<|im_start|>assistant\n", system.repeat(6))
+}
+
+#[test]
+fn switching_between_two_prompts_prefills_each_once_and_answers_as_a_fresh_prefill() {
+    let (_dir, handle) = tiny();
+    let gen = |prompt: &str| run(&handle, prompt, GenParams { constraint: bytes_only(), ..params(3) }).0;
+    let json_way = long_prompt("answer in json ", "hello");
+    let builtin_way = long_prompt("tools in the template ", "hello");
+    let (json_len, builtin_len) = (handle.token_count(&json_way).unwrap(), handle.token_count(&builtin_way).unwrap());
+    assert!(json_len > 80 && builtin_len > 80, "{json_len} {builtin_len}");
+
+    assert_eq!(gen(&json_way).stats.reused_tokens, 0);
+    let other = gen(&builtin_way);
+    assert!(other.stats.reused_tokens < 10, "only the system header is shared: {:?}", other.stats);
+    // Back to the first way, one turn further: its whole first prompt comes from the cache
+    // set aside, and the answer is the one a fresh prefill gives.
+    let json_next = format!("{json_way}ok<|im_end|>\n<|im_start|>user\nmore<|im_end|>\n<|im_start|>assistant\n");
+    let back = gen(&json_next);
+    assert!(back.stats.reused_tokens >= json_len, "reused {} of {json_len}", back.stats.reused_tokens);
+    // And the second way's cache was set aside in its turn.
+    let again = gen(&builtin_way);
+    assert_eq!(again.stats.reused_tokens, builtin_len - 1);
+
+    handle.reset().unwrap();
+    let fresh = gen(&json_next);
+    assert_eq!(fresh.stats.reused_tokens, 0, "reset drops the caches set aside");
+    assert_eq!(fresh.tokens, back.tokens);
+}
+
+#[test]
+fn at_most_two_caches_are_kept_aside_and_the_oldest_goes_first() {
+    let (_dir, handle) = tiny();
+    let gen = |prompt: &str| run(&handle, prompt, GenParams { constraint: bytes_only(), ..params(2) }).0;
+    let prompts: Vec<String> = ["alpha beta ", "gamma delta ", "epsilon zeta ", "eta theta "].iter().map(|s| long_prompt(s, "hello")).collect();
+    for prompt in &prompts {
+        assert!(gen(prompt).stats.reused_tokens < 10);
+    }
+    // Current: the fourth; aside: the second and third; the first was dropped.
+    assert!(gen(&prompts[0]).stats.reused_tokens < 10, "the oldest cache was dropped");
+    // Now aside: the third and fourth.
+    let fourth = handle.token_count(&prompts[3]).unwrap();
+    assert_eq!(gen(&prompts[3]).stats.reused_tokens, fourth - 1);
+}

@@ -70,6 +70,18 @@ impl KvCache {
         self.len = pos.min(self.len) + m;
     }
 
+    /// A cache holding this one's first `len` positions, with room for just those.
+    pub fn copy_of(&self, len: usize) -> KvCache {
+        let (hd, len) = (self.head_dim, len.min(self.len));
+        let mut data = Vec::with_capacity(self.n_kv_head * len * hd);
+        for g in 0..self.n_kv_head {
+            if let Some(rows) = self.data.get(g * self.capacity * hd..).and_then(|d| d.get(..len * hd)) {
+                data.extend_from_slice(rows);
+            }
+        }
+        KvCache { n_kv_head: self.n_kv_head, head_dim: hd, capacity: len, len, data }
+    }
+
     /// Head `g`'s rows.
     fn head(&self, g: usize) -> Rows<'_> {
         Rows { data: &self.data, stride: self.head_dim, offset: g * self.capacity * self.head_dim }

@@ -70,6 +70,9 @@ impl LayerCache {
     }
 }
 
+/// The KV cache of every layer, moved out of a [`Qwen2`].
+pub struct Qwen2Cache(Vec<LayerCache>);
+
 /// A weight matrix: Q5_0 on our kernel (CPU), anything else on candle's.
 enum Linear {
     Q5_0(Q5_0Matrix),
@@ -215,6 +218,29 @@ impl Qwen2 {
         for layer in &mut self.layers {
             layer.cache.len = layer.cache.len.min(len);
         }
+    }
+
+    /// A copy of the KV cache (`None` when a copy fails, e.g. out of device memory).
+    pub fn save_cache(&self) -> Option<Qwen2Cache> {
+        let copy = |t: &Option<Tensor>, len: usize| -> Result<Option<Tensor>> {
+            // A copy, not a shared view: the current cache is written in place later.
+            t.as_ref().map(|t| t.narrow(2, 0, len)?.copy()).transpose()
+        };
+        let layers: Result<Vec<LayerCache>> =
+            self.layers.iter().map(|l| Ok(LayerCache { k: copy(&l.cache.k, l.cache.len)?, v: copy(&l.cache.v, l.cache.len)?, len: l.cache.len })).collect();
+        layers.ok().map(Qwen2Cache)
+    }
+
+    /// Makes `cache` (from [`Qwen2::save_cache`] on this model) the current one; false, and
+    /// nothing changed, when it has another number of layers.
+    pub fn restore_cache(&mut self, cache: Qwen2Cache) -> bool {
+        if cache.0.len() != self.layers.len() {
+            return false;
+        }
+        for (layer, saved) in self.layers.iter_mut().zip(cache.0) {
+            layer.cache = saved;
+        }
+        true
     }
 
     /// Runs `tokens` at positions `cached_len()..`, adds them to the cache and returns the

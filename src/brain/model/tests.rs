@@ -242,3 +242,35 @@ fn qwen3_and_llama_ggufs_run_on_candles_models_and_clear_to_start_over() {
     }
 }
 
+
+/// Both Qwen2 passes: a cache saved, overwritten by another prompt and restored gives the
+/// logits of a fresh prefill of the saved prompt, and the saved copy does not change when
+/// the model writes its current cache.
+#[test]
+fn a_restored_cache_gives_the_logits_of_a_fresh_prefill() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_tiny_qwen2_gguf(dir.path(), "qwen2");
+    let open_cpu = || {
+        let mut file = File::open(&path).unwrap();
+        let content = gguf_file::Content::read(&mut file).unwrap();
+        let config = Qwen2Config::from_gguf(&content).unwrap();
+        Box::new(CpuQwen2::from_gguf(&content, &mut file, config, 2).unwrap()) as Box<dyn CausalLm>
+    };
+    let open_candle = || Box::new(open_ours(&path)) as Box<dyn CausalLm>;
+    for (name, open) in [("cpu pass", &open_cpu as &dyn Fn() -> Box<dyn CausalLm>), ("candle ops", &open_candle)] {
+        let mut model = open();
+        model.forward(&PROMPT).unwrap();
+        let saved = model.save_cache().unwrap_or_else(|| panic!("{name}: no save"));
+        // The current cache is cut back and overwritten in place.
+        model.truncate(3);
+        model.forward(&[200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210]).unwrap();
+        assert!(model.restore_cache(saved), "{name}");
+        assert_eq!(model.cached_len(), PROMPT.len(), "{name}");
+        let restored = model.forward(&[42, 43]).unwrap();
+
+        let mut fresh = open();
+        let whole: Vec<u32> = PROMPT.iter().copied().chain([42, 43]).collect();
+        let expected = fresh.forward(&whole).unwrap();
+        assert!(max_diff(&restored, &expected) < 1e-3, "{name}: differs by {}", max_diff(&restored, &expected));
+    }
+}
