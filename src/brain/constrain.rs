@@ -17,6 +17,7 @@ mod bias;
 mod closing;
 mod formats;
 pub(crate) mod grammar;
+pub mod grounding;
 mod matcher;
 mod tasks;
 mod vocab;
@@ -75,15 +76,15 @@ pub fn for_request(
 ) -> Result<Box<dyn TokenConstraint + Send>, ConstrainError> {
     let target = ask.target(ends_with_results(&request.messages));
     let space = TokenSpace::for_model(model)?;
-    let tools = ToolSpec::parse_all(&request.tools)?;
+    let tools = grounding::grounded(&ToolSpec::parse_all(&request.tools)?, &request.messages)?;
     let watched = |point| (point, choice.bias, choice.margin.clone());
-    if uses_tasks(target, strategy, &request.tools) {
+    if uses_tasks(target, strategy, &tools) {
         let (point, bias, margin) = watched(NO_TOOL_TASK);
         let inner = TasksFirst::new(space.clone(), &tools)?;
         return Ok(Box::new(Closing::new(AnswerBias::new(inner, space.clone(), point, bias, margin), space)));
     }
     let inner = space.constraint(&lark(&tools, target))?;
-    if target == Target::Envelope(KeyOrder::CallsFirst) && !request.tools.is_empty() {
+    if target == Target::Envelope(KeyOrder::CallsFirst) && !tools.is_empty() {
         let (point, bias, margin) = watched(EMPTY_CALLS);
         return Ok(Box::new(Closing::new(AnswerBias::new(inner, space.clone(), point, bias, margin), space)));
     }
@@ -92,6 +93,6 @@ pub fn for_request(
 
 /// Whether a decision of this form is asked tasks-first: a fresh envelope decision with
 /// tools to choose from.
-pub fn uses_tasks(target: Target, strategy: Strategy, tools: &[serde_json::Value]) -> bool {
+pub fn uses_tasks<T>(target: Target, strategy: Strategy, tools: &[T]) -> bool {
     strategy == Strategy::TasksFirst && target == Target::Envelope(KeyOrder::CallsFirst) && !tools.is_empty()
 }
