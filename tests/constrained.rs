@@ -42,7 +42,8 @@ fn serial() -> MutexGuard<'static, ()> {
 fn profile(max_new_tokens: usize) -> Profile {
     common::default_model_path();
     let config = ModelConfig::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/model.yaml")).unwrap();
-    Profile { max_new_tokens, ..config.profile(None).unwrap() }
+    // The decision's own answer is what these tests check (the rewrite is tested below).
+    Profile { max_new_tokens, answer_from_results: false, ..config.profile(None).unwrap() }
 }
 
 /// file_reader, calculator and format_converter (an enum) from the shipped schema.
@@ -269,4 +270,21 @@ fn switching_the_way_back_and_forth_prefills_each_way_once() {
     assert!(builtin_first.report.stats.reused_tokens * 2 < builtin_first.report.stats.prompt_tokens, "the two ways' prompts differ early");
     assert_eq!(json_again.raw_output, json_first.raw_output);
     assert_eq!(builtin_again.raw_output, builtin_first.raw_output);
+}
+
+/// With `answer_from_results` (the default profile's setting), the answer after the seeds'
+/// calculator result is written again from the question and the result: it carries the
+/// value, the decision says so, and the raw output keeps both texts.
+#[test]
+fn the_answer_after_results_is_written_from_the_results() {
+    let _serial = serial();
+    let mut brain = CandleBrain::load(&Profile { answer_from_results: true, ..profile(MAX_NEW_TOKENS) }).unwrap();
+    for way in [ToolCalling::PromptJson, ToolCalling::Builtin] {
+        let decision = decide(&mut brain, &request(after_results(), Phase::React, way, Decoding::Constrained));
+        assert!(decision.valid(), "{way:?}: {:?}", decision.report);
+        assert!(decision.ai.tool_calls.is_empty());
+        assert!(decision.ai.content.contains("13.2"), "{way:?}: {}", decision.ai.content);
+        assert!(decision.report.warnings.iter().any(|w| w.starts_with("answer written from the tool results")), "{:?}", decision.report.warnings);
+        assert!(decision.raw_output.contains("[answer written from the tool results]"), "{}", decision.raw_output);
+    }
 }

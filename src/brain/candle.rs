@@ -16,6 +16,7 @@ use super::generate::{GenParams, ModelHandle, StopKind};
 use super::parse::{self, Parsed};
 use super::progress::ProgressSink;
 use super::prompt::{self, Reminder};
+use super::synthesis;
 use super::{Brain, BrainError, Decision, DecisionRequest, DecisionStatus, Decoding, Exclusivity, Profile, TokenSink};
 use crate::protocol::{AiMessage, DecisionReport, DecisionStats, Message};
 
@@ -44,6 +45,56 @@ impl CandleBrain {
     fn prompt_budget(&self) -> usize {
         let window = self.model.info().context_length.saturating_sub(self.profile.max_new_tokens);
         self.profile.max_input_tokens.min(window).saturating_sub(RETRY_ROOM)
+    }
+}
+
+impl CandleBrain {
+    /// Writes `decided`'s answer again from a prompt of the question and its tool results
+    /// alone ([`synthesis`]); the decision's own answer stays when this one comes out empty.
+    fn answer_from_results(
+        &self,
+        decided: &mut Decision,
+        question: &str,
+        results: &[(&str, &str)],
+        on_token: TokenSink<'_>,
+        cancel: &AtomicBool,
+    ) -> Result<(), BrainError> {
+        const MARK: &str = "\n\n[answer written from the tool results]\n";
+        let prompt_text = self.model.render(&synthesis::messages(question, results), None)?;
+        let params = GenParams { max_new_tokens: self.profile.max_new_tokens.min(ANSWER_TOKENS), ..self.params() };
+        on_token(crate::protocol::Stream::Text(MARK));
+        let generation = self.model.generate(&prompt_text, params, on_token, cancel)?;
+        if generation.stop == StopKind::Cancelled {
+            return Err(BrainError::Cancelled);
+        }
+        let stats = &mut decided.report.stats;
+        stats.generated_tokens += generation.stats.generated_tokens;
+        stats.prefill_ms += generation.stats.prefill_ms;
+        stats.decode_ms += generation.stats.decode_ms;
+        stats.latency_ms += generation.stats.latency_ms;
+        decided.raw_output.push_str(MARK);
+        decided.raw_output.push_str(&generation.text);
+        let answer = generation.text.trim();
+        if answer.is_empty() {
+            decided.report.warnings.push("the answer written from the tool results came out empty: the decision's own answer stays".into());
+        } else {
+            decided.report.warnings.push(format!("answer written from the tool results (the decision's own: {})", one_line(&decided.ai.content, 120)));
+            decided.ai.content = answer.to_string();
+        }
+        Ok(())
+    }
+}
+
+/// Most tokens of an answer written from tool results.
+const ANSWER_TOKENS: usize = 256;
+
+/// `text` on one line, cut to `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() > max {
+        format!("{}...", flat.chars().take(max).collect::<String>())
+    } else {
+        flat
     }
 }
 
@@ -176,8 +227,14 @@ impl Brain for CandleBrain {
                 };
                 return Ok(decision(ai, Some(&parsed), DecisionStatus::Invalid, Some(error), warnings));
             }
-            ai.number_calls();
-            return Ok(decision(ai, Some(&parsed), DecisionStatus::Success, None, warnings));
+            let mut decided = decision(ai, Some(&parsed), DecisionStatus::Success, None, warnings);
+            if self.profile.answer_from_results && request.phase != crate::protocol::Phase::Plan && decided.ai.tool_calls.is_empty() {
+                if let Some((question, results)) = synthesis::results_for_question(&messages) {
+                    self.answer_from_results(&mut decided, question, &results, on_token, cancel)?;
+                }
+            }
+            decided.ai.number_calls();
+            return Ok(decided);
         }
     }
 }

@@ -64,6 +64,9 @@ pub struct Profile {
     /// Added to the logits of "no call" where a constrained prompt_json decision chooses
     /// between answering and calling (0: the model's own preference).
     pub no_call_bias: f32,
+    /// After tool results, an answer is written again from a prompt of the question and
+    /// its results alone (`brain::synthesis`).
+    pub answer_from_results: bool,
     /// Mock backend only: how long each decision takes, in milliseconds (cancellable), so
     /// cancelling and interrupting can be tried and tested without a model.
     #[serde(skip_serializing_if = "is_zero")]
@@ -94,6 +97,7 @@ impl Default for Profile {
             decoding: Decoding::Free,
             strategy: Strategy::default(),
             no_call_bias: 0.0,
+            answer_from_results: false,
             mock_delay_ms: 0,
         }
     }

@@ -19,6 +19,7 @@ pub mod model;
 pub mod parse;
 pub mod progress;
 pub mod prompt;
+pub mod synthesis;
 pub mod template;
 pub mod tokenizer;
 

@@ -11,7 +11,7 @@
 //! The prompt is not changed (the tools schema the model reads is the one given); only
 //! what the grammar lets through.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::protocol::Message;
 use crate::tools::spec::{openai_tool, SpecError, ToolSpec};
@@ -181,7 +181,7 @@ fn looks_like_a_path(candidate: &str) -> bool {
 
 /// A parameters object's `properties`, for tests.
 #[cfg(test)]
-fn properties(tool: &ToolSpec) -> &Map<String, Value> {
+fn properties(tool: &ToolSpec) -> &serde_json::Map<String, Value> {
     tool.parameters().get("properties").and_then(Value::as_object).expect("properties")
 }
 
