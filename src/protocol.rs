@@ -489,6 +489,10 @@ pub struct DecisionStats {
     /// first on a model also builds the model's token space, about half a second).
     #[serde(default)]
     pub grammar_ms: f64,
+    /// Constrained decoding: generated tokens the grammar forced, run in one batch with
+    /// the token before them instead of one step each (part of `generated_tokens`).
+    #[serde(default)]
+    pub fast_forwarded: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -288,3 +288,31 @@ fn the_answer_after_results_is_written_from_the_results() {
         assert!(decision.raw_output.contains("[answer written from the tool results]"), "{}", decision.raw_output);
     }
 }
+
+/// Drafts (the tokens the grammar forces, or those that followed the same words before)
+/// change no decision: the seeds' several-calls case and its answer after results, both
+/// ways, give the same output token for token with and without them, in fewer steps.
+#[test]
+fn drafted_tokens_leave_every_decision_as_it_was() {
+    let _serial = serial();
+    let mut stepped = CandleBrain::load(&Profile { draft_tokens: 0, ..profile(MAX_NEW_TOKENS) }).unwrap();
+    let mut drafted = CandleBrain::load(&profile(MAX_NEW_TOKENS)).unwrap();
+    assert!(drafted.profile().draft_tokens > 0);
+    for way in [ToolCalling::PromptJson, ToolCalling::Builtin] {
+        for (label, messages) in [("several", ask(SEVERAL)), ("after results", after_results())] {
+            let request = request(messages, Phase::React, way, Decoding::Constrained);
+            let one_by_one = decide(&mut stepped, &request);
+            let batched = decide(&mut drafted, &request);
+            report(&format!("{way:?} {label}, one token per step"), &one_by_one.report.stats);
+            report(&format!("{way:?} {label}, drafts"), &batched.report.stats);
+            assert_eq!(batched.raw_output, one_by_one.raw_output, "{way:?} {label}");
+            assert_eq!(batched.ai, one_by_one.ai, "{way:?} {label}");
+            assert_eq!(one_by_one.report.stats.fast_forwarded, 0);
+            let (n, ff) = (batched.report.stats.generated_tokens, batched.report.stats.fast_forwarded);
+            eprintln!("[constrained] {way:?} {label}: {ff} of {n} tokens fast-forwarded");
+            if label == "several" {
+                assert!(ff * 5 >= n, "{way:?}: only {ff} of {n} tokens drafted and kept");
+            }
+        }
+    }
+}

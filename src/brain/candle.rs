@@ -112,6 +112,7 @@ fn accumulate(total: &mut DecisionStats, s: &DecisionStats) {
     total.decode_tok_s = s.decode_tok_s;
     total.latency_ms += s.latency_ms;
     total.mask_ms += s.mask_ms;
+    total.fast_forwarded += s.fast_forwarded;
 }
 
 impl Brain for CandleBrain {

@@ -67,11 +67,20 @@ pub struct Profile {
     /// After tool results, an answer is written again from a prompt of the question and
     /// its results alone (`brain::synthesis`).
     pub answer_from_results: bool,
+    /// Most tokens the decoder checks in one batch after each token it picks: the tokens
+    /// the grammar forces, or those that followed the same words earlier in the prompt or
+    /// the answer (`generate::lookup`). Only tokens the model picks anyway are kept, so
+    /// the output is the same; 0 decodes one token per step.
+    pub draft_tokens: usize,
     /// Mock backend only: how long each decision takes, in milliseconds (cancellable), so
     /// cancelling and interrupting can be tried and tested without a model.
     #[serde(skip_serializing_if = "is_zero")]
     pub mock_delay_ms: u64,
 }
+
+/// Draft tokens by default: a batch of 8 runs the CPU kernels' 8-row path (on the 0.5B,
+/// 69 ms for 8 tokens against 18 ms for one).
+pub const DRAFT_TOKENS: usize = 7;
 
 fn is_zero(value: &u64) -> bool {
     *value == 0
@@ -98,6 +107,7 @@ impl Default for Profile {
             strategy: Strategy::default(),
             no_call_bias: 0.0,
             answer_from_results: false,
+            draft_tokens: DRAFT_TOKENS,
             mock_delay_ms: 0,
         }
     }

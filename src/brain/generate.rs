@@ -7,7 +7,7 @@
 //! Loaded models are kept process-wide by (path, dtype, device): loading the same profile
 //! again returns the running handle.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -41,6 +41,18 @@ pub trait TokenConstraint {
     /// Before each token: how many tokens the budget has left, this one included (so a
     /// constraint can close its answer in time).
     fn budget(&mut self, _remaining: usize) {}
+    /// After a commit: the tokens the constraint forces next, if it knows them (the
+    /// grammar allows only one continuation). A draft only: the decoder runs them in one
+    /// batch with the token just picked and keeps each one only where the masked logits
+    /// pick it anyway, so the output is what one-token steps give.
+    fn draft(&mut self) -> Vec<u32> {
+        Vec::new()
+    }
+    /// How many of `tokens`, from the current state on, the constraint would accept (none
+    /// is committed). Drafts from elsewhere are cut to this.
+    fn valid_prefix(&mut self, tokens: &[u32]) -> usize {
+        tokens.len()
+    }
     /// Sets the logits of the tokens not allowed next to `-inf`, in place; `Ok(false)` when
     /// none is allowed. The default goes through [`TokenConstraint::allowed`]; a constraint
     /// that has a bitset over a large vocabulary applies it directly.
@@ -70,6 +82,8 @@ pub struct GenParams {
     /// Sample (seeded) instead of picking the most likely token.
     pub do_sample: bool,
     pub seed: u64,
+    /// Most tokens checked in one batch after a token picked (0: one token per step).
+    pub draft_tokens: usize,
     pub constraint: Option<Box<dyn TokenConstraint + Send>>,
 }
 
@@ -88,6 +102,7 @@ impl GenParams {
             top_p: profile.top_p,
             do_sample: profile.do_sample,
             seed: profile.seed,
+            draft_tokens: profile.draft_tokens,
             constraint: None,
         }
     }
@@ -112,6 +127,7 @@ impl std::fmt::Debug for GenParams {
             .field("top_p", &self.top_p)
             .field("do_sample", &self.do_sample)
             .field("seed", &self.seed)
+            .field("draft_tokens", &self.draft_tokens)
             .field("constraint", &self.constraint.is_some())
             .finish()
     }
@@ -440,6 +456,59 @@ impl Decoder {
         }
     }
 
+    /// Like [`Decoder::forward`], with the logits of every position.
+    fn forward_all(&mut self, tokens: &[u32]) -> Result<Tensor, BrainError> {
+        match self.lm.forward_all(tokens) {
+            Ok(logits) => {
+                self.cached.extend_from_slice(tokens);
+                Ok(logits)
+            }
+            Err(e) => {
+                self.lm.clear();
+                self.cached.clear();
+                self.alternates.clear();
+                Err(BrainError::Generation(e.to_string()))
+            }
+        }
+    }
+
+    /// The tokens to check after the one just picked: those the constraint forces, else
+    /// a lookup in the prompt and the answer so far ([`lookup`]) cut to what the
+    /// constraint accepts; at most `room`.
+    fn draft(prompt: &[u32], generated: &[u32], constraint: Option<&mut Box<dyn TokenConstraint + Send>>, room: usize) -> Vec<u32> {
+        if room == 0 {
+            return Vec::new();
+        }
+        let mut context = Vec::with_capacity(prompt.len() + generated.len());
+        context.extend_from_slice(prompt);
+        context.extend_from_slice(generated);
+        let Some(constraint) = constraint else {
+            return lookup::draft(&context, room);
+        };
+        let mut forced = constraint.draft();
+        if forced.is_empty() {
+            forced = lookup::draft(&context, room);
+            let valid = constraint.valid_prefix(&forced);
+            forced.truncate(valid);
+        }
+        forced.truncate(room);
+        forced
+    }
+
+    /// Takes the last `count` cached tokens (a draft not picked) out of the cache.
+    fn drop_draft(&mut self, count: usize) -> Result<(), BrainError> {
+        let keep = self.cached.len().saturating_sub(count);
+        if self.lm.truncate(keep) {
+            self.cached.truncate(keep);
+            Ok(())
+        } else {
+            // A model that cannot cut its cache starts clean next time.
+            self.lm.clear();
+            self.cached.clear();
+            Err(BrainError::Generation("the model cannot take a draft back out of its cache".into()))
+        }
+    }
+
     /// Makes the cache that shares the longest prefix with `tokens` the current one: an
     /// alternate that shares more than the current cache takes its place (a copy of the
     /// current one is set aside), and a copy of a current cache that `tokens` would mostly
@@ -539,7 +608,7 @@ impl Decoder {
         }
         stats.prefill_ms = ms_since(started);
         stats.prefill_tok_s = per_second(self.cached.len().saturating_sub(reused), stats.prefill_ms);
-        let Some(mut logits) = logits.filter(|_| self.cached.len() == tokens.len()) else {
+        let Some(logits) = logits.filter(|_| self.cached.len() == tokens.len()) else {
             stats.latency_ms = ms_since(started);
             return Ok(Generation { text: String::new(), tokens: Vec::new(), stats, stop: StopKind::Cancelled });
         };
@@ -550,7 +619,12 @@ impl Decoder {
         let mut stream = DecodeStream::new();
         let mut text = String::new();
         let mut generated = Vec::new();
-        let mut forwards = 0usize;
+        // Logits of the positions after the last token picked, in order: one row, or one
+        // per draft token still to check.
+        let mut rows = VecDeque::from([logit_values(&logits, vocab)?]);
+        // Tokens the grammar forced, run in the cache ahead of being picked.
+        let mut draft: VecDeque<u32> = VecDeque::new();
+        let mut forwarded = 0usize;
         let mut stop = StopKind::MaxTokens;
         for step in 0..max_new {
             if cancel.load(Ordering::Relaxed) {
@@ -561,7 +635,9 @@ impl Decoder {
                 stop = StopKind::Constraint;
                 break;
             }
-            let mut values = logit_values(&logits, vocab)?;
+            let Some(mut values) = rows.pop_front() else {
+                return Err(BrainError::Generation("decoder: no logits for the next token".into()));
+            };
             if let Some(c) = params.constraint.as_mut() {
                 c.budget(max_new - step);
                 let masking = Instant::now();
@@ -580,6 +656,21 @@ impl Decoder {
                 stats.mask_ms += ms_since(committing);
             }
             generated.push(token);
+            // A draft token picked is already in the cache with its logits; one not picked
+            // goes, with the rest of the draft.
+            let drafted = match draft.pop_front() {
+                Some(expected) if expected == token => {
+                    stats.fast_forwarded += 1;
+                    true
+                }
+                Some(_) => {
+                    self.drop_draft(draft.len() + 1)?;
+                    draft.clear();
+                    rows.clear();
+                    false
+                }
+                None => false,
+            };
             if shared.stop_tokens.contains(&token) {
                 stop = StopKind::Eos;
                 break;
@@ -592,19 +683,48 @@ impl Decoder {
                 stop = StopKind::Constraint;
                 break;
             }
-            if step + 1 == max_new {
-                break;
+            if step + 1 == max_new || drafted {
+                continue;
             }
-            logits = self.forward(&[token])?;
-            forwards += 1;
+            // The forced tokens after this one (no more than the budget can take) go through
+            // the model in the same batch.
+            // Only a model that can cut its cache can take a draft back.
+            let forced = if shared.info.prefix_reuse {
+                let drafting = Instant::now();
+                let room = (max_new - step - 2).min(params.draft_tokens);
+                let forced = Self::draft(&tokens, &generated, params.constraint.as_mut(), room);
+                stats.mask_ms += ms_since(drafting);
+                forced
+            } else {
+                Vec::new()
+            };
+            if forced.is_empty() {
+                rows.push_back(logit_values(&self.forward(&[token])?, vocab)?);
+            } else {
+                let mut batch = Vec::with_capacity(forced.len() + 1);
+                batch.push(token);
+                batch.extend_from_slice(&forced);
+                let all = self.forward_all(&batch)?;
+                for row in 0..batch.len() {
+                    rows.push_back(logit_values(&all.get(row).map_err(gen_err)?, vocab)?);
+                }
+                draft.extend(forced);
+            }
+            forwarded += 1;
         }
+        // Draft tokens never picked leave the cache.
+        if !draft.is_empty() {
+            self.drop_draft(draft.len())?;
+        }
+        stats.fast_forwarded = stats.fast_forwarded.min(generated.len());
+        forwarded += stats.fast_forwarded;
         if let Some(rest) = stream.finish(&shared.tokenizer)? {
             text.push_str(&rest);
             emit(Event::Piece(rest));
         }
         stats.generated_tokens = generated.len();
         stats.decode_ms = ms_since(decode_started);
-        stats.decode_tok_s = per_second(forwards, stats.decode_ms);
+        stats.decode_tok_s = per_second(forwarded, stats.decode_ms);
         stats.latency_ms = ms_since(started);
         Ok(Generation { text, tokens: generated, stats, stop })
     }
@@ -644,6 +764,8 @@ pub(crate) fn per_second(count: usize, ms: f64) -> f64 {
         0.0
     }
 }
+
+mod lookup;
 
 #[cfg(test)]
 mod tests;

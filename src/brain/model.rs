@@ -38,6 +38,12 @@ pub trait CausalLm: Send {
     /// Runs `tokens` at the positions after the cached ones, caches them, and returns the
     /// logits of the last one as `(vocab,)` f32.
     fn forward(&mut self, tokens: &[u32]) -> candle_core::Result<Tensor>;
+    /// [`CausalLm::forward`] with the logits of every position, `(tokens, vocab)` f32. The
+    /// default runs the tokens one at a time.
+    fn forward_all(&mut self, tokens: &[u32]) -> candle_core::Result<Tensor> {
+        let rows = tokens.iter().map(|&t| self.forward(&[t])).collect::<candle_core::Result<Vec<_>>>()?;
+        Tensor::stack(&rows, 0)
+    }
     /// Positions held in the cache.
     fn cached_len(&self) -> usize;
     /// Keeps the first `len` cached positions. Returns false when the model cannot cut its
@@ -79,6 +85,9 @@ macro_rules! truncatable_qwen2 {
         impl CausalLm for $model {
             fn forward(&mut self, tokens: &[u32]) -> candle_core::Result<Tensor> {
                 <$model>::forward(self, tokens)
+            }
+            fn forward_all(&mut self, tokens: &[u32]) -> candle_core::Result<Tensor> {
+                <$model>::forward_all(self, tokens)
             }
             fn cached_len(&self) -> usize {
                 <$model>::cached_len(self)

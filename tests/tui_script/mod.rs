@@ -355,6 +355,7 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
             latency_ms: 2110.0,
             mask_ms: 54.9,
             grammar_ms: 42.0,
+            fast_forwarded: 0,
         }, vec![]),
     });
     ev.push(Event::MessageAppended { message: Message::Assistant(AiMessage::answer(PLAN_ANSWER)) });

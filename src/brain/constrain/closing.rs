@@ -145,6 +145,14 @@ impl<C: TokenConstraint> TokenConstraint for Closing<C> {
     fn is_finished(&self) -> bool {
         self.inner.is_finished()
     }
+
+    fn draft(&mut self) -> Vec<u32> {
+        self.inner.draft()
+    }
+
+    fn valid_prefix(&mut self, tokens: &[u32]) -> usize {
+        self.inner.valid_prefix(tokens)
+    }
 }
 
 #[cfg(test)]

@@ -87,6 +87,22 @@ impl TokenConstraint for GrammarConstraint {
     fn is_finished(&self) -> bool {
         self.matcher.is_stopped()
     }
+
+    fn draft(&mut self) -> Vec<u32> {
+        if self.matcher.is_stopped() {
+            return Vec::new();
+        }
+        self.matcher.compute_ff_tokens()
+    }
+
+    fn valid_prefix(&mut self, tokens: &[u32]) -> usize {
+        if self.matcher.is_stopped() {
+            return 0;
+        }
+        let vocab = self.vocab_size;
+        let inside = tokens.iter().take_while(|&&t| (t as usize) < vocab).count();
+        self.matcher.validate_tokens(&tokens[..inside]).unwrap_or(0)
+    }
 }
 
 #[cfg(test)]

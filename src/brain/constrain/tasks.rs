@@ -91,6 +91,14 @@ impl TokenConstraint for TasksFirst {
     fn is_finished(&self) -> bool {
         self.chosen.is_some() && self.current.is_finished()
     }
+
+    fn draft(&mut self) -> Vec<u32> {
+        self.current.draft()
+    }
+
+    fn valid_prefix(&mut self, tokens: &[u32]) -> usize {
+        self.current.valid_prefix(tokens)
+    }
 }
 
 #[cfg(test)]

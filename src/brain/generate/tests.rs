@@ -357,3 +357,97 @@ fn at_most_two_caches_are_kept_aside_and_the_oldest_goes_first() {
     let fourth = handle.token_count(&prompts[3]).unwrap();
     assert_eq!(gen(&prompts[3]).stats.reused_tokens, fourth - 1);
 }
+
+/// Allows one sequence of tokens and drafts the rest of it, or (`wrong`) drafts tokens it
+/// never allows.
+struct Script {
+    script: Vec<u32>,
+    at: usize,
+    wrong: bool,
+}
+
+impl TokenConstraint for Script {
+    fn allowed(&mut self) -> Option<Vec<u32>> {
+        Some(self.script.get(self.at).copied().into_iter().collect())
+    }
+    fn commit(&mut self, token: u32) -> Result<(), String> {
+        if self.script.get(self.at) != Some(&token) {
+            return Err(format!("{token} was not allowed"));
+        }
+        self.at += 1;
+        Ok(())
+    }
+    fn is_finished(&self) -> bool {
+        self.at >= self.script.len()
+    }
+    fn draft(&mut self) -> Vec<u32> {
+        let rest = self.script.get(self.at..).unwrap_or_default();
+        if self.wrong {
+            rest.iter().map(|t| t + 1).collect()
+        } else {
+            rest.to_vec()
+        }
+    }
+}
+
+fn scripted(script: &[u32], wrong: bool, draft_tokens: usize) -> GenParams {
+    let constraint = Script { script: script.to_vec(), at: 0, wrong };
+    GenParams { draft_tokens, constraint: Some(Box::new(constraint)), ..params(20) }
+}
+
+#[test]
+fn forced_tokens_run_in_one_batch_and_the_output_is_what_single_steps_give() {
+    let (_dir, handle) = tiny();
+    let prompt = "<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n";
+    let prompt_ids = handle.tokenizer().encode(prompt).unwrap();
+    let script: Vec<u32> = b"helloworldabc".iter().map(|&b| handle.tokenizer().token_id(&(b as char).to_string()).unwrap()).collect();
+    assert_eq!(script.len(), 13);
+
+    let (stepped, _) = run(&handle, prompt, scripted(&script, false, 0));
+    assert_eq!(stepped.tokens, script);
+    assert_eq!(stepped.stats.fast_forwarded, 0);
+    // The last token is never run.
+    assert_eq!(handle.cached_tokens().unwrap(), [&prompt_ids[..], &script[..12]].concat());
+
+    // The first token comes from the prompt's logits, the next 7 in one batch with it,
+    // then the last 4 in another: 11 fast-forwarded, the last token run in the batch.
+    handle.reset().unwrap();
+    let (batched, pieces) = run(&handle, prompt, scripted(&script, false, 7));
+    assert_eq!(batched.tokens, script);
+    assert_eq!(batched.text, "helloworldabc");
+    assert_eq!(pieces.concat(), batched.text);
+    assert_eq!(batched.stop, StopKind::Constraint);
+    assert_eq!(batched.stats.fast_forwarded, 7 + 4);
+    assert_eq!(handle.cached_tokens().unwrap(), [&prompt_ids[..], &script[..]].concat());
+
+    // A draft the model does not pick leaves the cache again: same output, nothing gained.
+    handle.reset().unwrap();
+    let (misled, _) = run(&handle, prompt, scripted(&script, true, 7));
+    assert_eq!(misled.tokens, script);
+    assert_eq!(misled.stats.fast_forwarded, 0);
+    assert_eq!(handle.cached_tokens().unwrap(), [&prompt_ids[..], &script[..12]].concat());
+}
+
+#[test]
+fn drafts_from_the_context_give_the_tokens_of_one_token_steps() {
+    let (_dir, handle) = tiny();
+    // A repetitive prompt, so that the lookup finds earlier occurrences to draft from.
+    let prompt = format!("<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n", "ab cd ef ".repeat(6));
+    for (name, make) in [
+        ("greedy", &(|d| GenParams { draft_tokens: d, ..params(40) }) as &dyn Fn(usize) -> GenParams),
+        ("sampled", &|d| GenParams { draft_tokens: d, do_sample: true, temperature: 0.8, seed: 3, ..params(40) }),
+        ("bytes only", &|d| GenParams { draft_tokens: d, constraint: bytes_only(), ..params(40) }),
+    ] {
+        handle.reset().unwrap();
+        let (stepped, _) = run(&handle, &prompt, make(0));
+        handle.reset().unwrap();
+        let (batched, _) = run(&handle, &prompt, make(7));
+        assert_eq!(batched.tokens, stepped.tokens, "{name}");
+        assert_eq!(batched.text, stepped.text, "{name}");
+        assert_eq!(batched.stop, stepped.stop, "{name}");
+        let cached = handle.cached_tokens().unwrap();
+        let prompt_ids = handle.tokenizer().encode(&prompt).unwrap();
+        assert_eq!(&cached[..prompt_ids.len()], &prompt_ids[..], "{name}");
+        assert_eq!(&cached[prompt_ids.len()..], &batched.tokens[..cached.len() - prompt_ids.len()], "{name}");
+    }
+}

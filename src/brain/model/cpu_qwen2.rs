@@ -243,6 +243,21 @@ impl CpuQwen2 {
     /// Runs `tokens` at positions `cached_len()..`, caches them and returns the logits of
     /// the last one, shape `(vocab,)`.
     pub fn forward(&mut self, tokens: &[u32]) -> Result<Tensor> {
+        let logits = self.forward_rows(tokens, 1)?;
+        let vocab = logits.len();
+        Tensor::from_vec(logits, vocab, &Device::Cpu)
+    }
+
+    /// [`CpuQwen2::forward`] with the logits of every position, shape `(tokens, vocab)`
+    /// (a draft checked in one batch).
+    pub fn forward_all(&mut self, tokens: &[u32]) -> Result<Tensor> {
+        let logits = self.forward_rows(tokens, tokens.len())?;
+        let vocab = self.embed.rows();
+        Tensor::from_vec(logits, (tokens.len(), vocab), &Device::Cpu)
+    }
+
+    /// Runs `tokens` and returns the logits of the last `rows` positions, row after row.
+    fn forward_rows(&mut self, tokens: &[u32], rows: usize) -> Result<Vec<f32>> {
         let m = tokens.len();
         if m == 0 {
             candle_core::bail!("forward on no tokens");
@@ -268,14 +283,17 @@ impl CpuQwen2 {
         }
         self.len = pos + m;
 
-        // Only the last position goes through the vocabulary projection.
-        let last = s.x.get((m - 1) * h..m * h).unwrap_or_default().to_vec();
-        s.h.resize(h, 0.0);
-        rms_norm(&last, &self.norm, c.rms_eps as f32, &mut s.h);
+        // Only the positions asked for go through the vocabulary projection.
+        let rows = rows.clamp(1, m);
+        let last = s.x.get((m - rows) * h..m * h).unwrap_or_default().to_vec();
+        s.h.resize(rows * h, 0.0);
+        for (src, dst) in last.chunks_exact(h).zip(s.h.chunks_exact_mut(h)) {
+            rms_norm(src, &self.norm, c.rms_eps as f32, dst);
+        }
         let output = self.output.as_ref().unwrap_or(&self.embed);
-        let mut logits = vec![0f32; vocab];
-        matmul(&self.pool, &mut [(output, &mut logits[..], None)], &s.h, 1, &mut s.q8_0, &mut s.q8k)?;
-        Tensor::from_vec(logits, vocab, &Device::Cpu)
+        let mut logits = vec![0f32; rows * vocab];
+        matmul(&self.pool, &mut [(output, &mut logits[..], None)], &s.h, rows, &mut s.q8_0, &mut s.q8k)?;
+        Ok(logits)
     }
 }
 

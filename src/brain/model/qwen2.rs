@@ -246,6 +246,16 @@ impl Qwen2 {
     /// Runs `tokens` at positions `cached_len()..`, adds them to the cache and returns the
     /// logits of the last one, shape `(vocab,)`.
     pub fn forward(&mut self, tokens: &[u32]) -> Result<Tensor> {
+        self.forward_rows(tokens, 1)?.flatten_all()
+    }
+
+    /// [`Qwen2::forward`] with the logits of every position, shape `(tokens, vocab)`.
+    pub fn forward_all(&mut self, tokens: &[u32]) -> Result<Tensor> {
+        self.forward_rows(tokens, tokens.len())?.squeeze(0)
+    }
+
+    /// Runs `tokens`; the logits of the last `rows` positions, `(1, rows, vocab)` f32.
+    fn forward_rows(&mut self, tokens: &[u32], rows: usize) -> Result<Tensor> {
         let s = tokens.len();
         if s == 0 {
             candle_core::bail!("forward on no tokens");
@@ -269,9 +279,10 @@ impl Qwen2 {
             let mlp = layer.down.forward(&(gate * layer.up.forward(&h)?)?)?;
             x = (mlp + x)?;
         }
-        let last = x.narrow(1, s - 1, 1)?;
+        let rows = rows.clamp(1, s);
+        let last = x.narrow(1, s - rows, rows)?;
         let last = self.norm.forward(&last)?;
-        self.output.forward(&last)?.flatten_all()?.to_dtype(DType::F32)
+        self.output.forward(&last)?.to_dtype(DType::F32)
     }
 }
 

@@ -274,3 +274,35 @@ fn a_restored_cache_gives_the_logits_of_a_fresh_prefill() {
         assert!(max_diff(&restored, &expected) < 1e-3, "{name}: differs by {}", max_diff(&restored, &expected));
     }
 }
+
+#[test]
+fn every_row_of_a_batch_has_the_logits_of_one_token_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_tiny_qwen2_gguf(dir.path(), "qwen2");
+    let open_cpu = || {
+        let mut file = File::open(&path).unwrap();
+        let content = gguf_file::Content::read(&mut file).unwrap();
+        let config = Qwen2Config::from_gguf(&content).unwrap();
+        Box::new(CpuQwen2::from_gguf(&content, &mut file, config, 2).unwrap()) as Box<dyn CausalLm>
+    };
+    let open_candle = || Box::new(open_ours(&path)) as Box<dyn CausalLm>;
+    let draft = [7u32, 42, 260, 8, 9, 10, 11, 12, 13];
+    for (name, open) in [("cpu pass", &open_cpu as &dyn Fn() -> Box<dyn CausalLm>), ("candle ops", &open_candle)] {
+        // Batches of every size the decoder sends (a token and up to 8 drafts).
+        for n in [1, 2, 4, 8, 9] {
+            let mut batched = open();
+            batched.forward(&PROMPT).unwrap();
+            let all = batched.forward_all(&draft[..n]).unwrap();
+            assert_eq!(all.dims(), &[n, toy_vocab().0.len()], "{name}");
+            assert_eq!(batched.cached_len(), PROMPT.len() + n, "{name}");
+
+            let mut stepped = open();
+            stepped.forward(&PROMPT).unwrap();
+            for (row, token) in draft[..n].iter().enumerate() {
+                let one = stepped.forward(&[*token]).unwrap();
+                let diff = max_diff(&all.get(row).unwrap(), &one);
+                assert!(diff < 1e-3, "{name}: batch of {n}, row {row} differs by {diff}");
+            }
+        }
+    }
+}

@@ -177,12 +177,16 @@ pub fn phase_name(phase: Phase) -> &'static str {
     }
 }
 
-/// `prompt 812 · reused 640 · generated 57 · 23.4 tok/s · 2.41 s`; no speed for a brain
-/// that reports none (the mock), rather than `0.0 tok/s`.
+/// `prompt 812 · reused 640 · generated 57 (31 fast-forwarded) · 23.4 tok/s · 2.41 s`; no
+/// speed for a brain that reports none (the mock), rather than `0.0 tok/s`.
 pub fn stats_line(stats: &DecisionStats) -> String {
     let speed = tok_s(stats).map(|t| format!(" · {t} tok/s")).unwrap_or_default();
+    let drafted = match stats.fast_forwarded {
+        0 => String::new(),
+        n => format!(" ({n} fast-forwarded)"),
+    };
     format!(
-        "prompt {} · reused {} · generated {}{speed} · {:.2} s",
+        "prompt {} · reused {} · generated {}{drafted}{speed} · {:.2} s",
         stats.prompt_tokens,
         stats.reused_tokens,
         stats.generated_tokens,
@@ -221,6 +225,14 @@ pub fn mask_line(stats: &DecisionStats) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stats_line_counts_fast_forwarded_tokens_when_there_are_any() {
+        let stats = DecisionStats { prompt_tokens: 812, reused_tokens: 640, generated_tokens: 57, decode_tok_s: 23.44, latency_ms: 2410.0, ..DecisionStats::default() };
+        assert_eq!(stats_line(&stats), "prompt 812 · reused 640 · generated 57 · 23.4 tok/s · 2.41 s");
+        let stats = DecisionStats { fast_forwarded: 31, ..stats };
+        assert_eq!(stats_line(&stats), "prompt 812 · reused 640 · generated 57 (31 fast-forwarded) · 23.4 tok/s · 2.41 s");
+    }
 
     #[test]
     fn streamed_pieces_split_into_committed_lines_and_a_partial() {
