@@ -493,6 +493,10 @@ pub struct DecisionStats {
     /// the token before them instead of one step each (part of `generated_tokens`).
     #[serde(default)]
     pub fast_forwarded: usize,
+    /// Prompt tokens whose KV entries were read from the prompt cache on disk (part of
+    /// `reused_tokens`).
+    #[serde(default)]
+    pub prompt_cache_tokens: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -200,6 +200,11 @@ fn chat_answers_the_six_bench_cases_end_to_end_both_ways() {
 
 /// `b4 decide` on the seeds' messages_with_tool with the default profile, in one way.
 fn decide_with_tool(way: Option<&str>) -> (Value, Value) {
+    decide_with_tool_in(way, &[], &[])
+}
+
+/// [`decide_with_tool`] with more arguments and environment variables.
+fn decide_with_tool_in(way: Option<&str>, more: &[&str], env: &[(&str, &std::path::Path)]) -> (Value, Value) {
     let out_dir = tempfile::tempdir().unwrap();
     let mut args = vec![
         "decide",
@@ -215,7 +220,12 @@ fn decide_with_tool(way: Option<&str>) -> (Value, Value) {
     if let Some(way) = way {
         args.extend(["--tool_calling", way]);
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_b4")).args(&args).current_dir(repo()).output().unwrap();
+    args.extend(more);
+    let mut command = Command::new(env!("CARGO_BIN_EXE_b4"));
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let out = command.args(&args).current_dir(repo()).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let read = |name: &str| -> Value {
         serde_json::from_str(&std::fs::read_to_string(out_dir.path().join(name)).unwrap()).unwrap()
@@ -286,4 +296,54 @@ fn a_conversation_over_the_budget_is_trimmed_with_a_note_and_decided() {
     assert!(warnings.contains("context: left out the") && warnings.contains("oldest turn(s)"), "{warnings}");
     assert!(raw["stats"]["prompt_tokens"].as_u64().unwrap() <= 1500, "{}", raw["stats"]);
     assert!(ai["tool_calls"].to_string().contains("calculator"), "{ai}");
+}
+
+/// The system prompt's KV cache outlives the process: a second `b4 decide` reads it from
+/// the prompt cache on disk instead of prefilling it, and decides exactly as the first; a
+/// damaged file is refused with a warning and replaced; `--no-prompt-cache` touches
+/// nothing.
+#[test]
+fn a_second_process_reads_the_system_prompt_from_the_prompt_cache() {
+    model_present();
+    let dir = tempfile::tempdir().unwrap();
+    let env = [("B4_PROMPT_CACHE_DIR", dir.path())];
+    let files = || -> Vec<std::path::PathBuf> {
+        let mut files: Vec<_> = std::fs::read_dir(dir.path()).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+        files.sort();
+        files
+    };
+    let stats = |raw: &Value| (raw["stats"]["prompt_cache_tokens"].as_u64().unwrap(), raw["stats"]["reused_tokens"].as_u64().unwrap(), raw["stats"]["prompt_tokens"].as_u64().unwrap());
+
+    let (first_ai, first) = decide_with_tool_in(None, &[], &env);
+    assert_eq!(stats(&first).0, 0, "{}", first["stats"]);
+    let saved = files();
+    assert_eq!(saved.len(), 1, "one file for the system prompt: {saved:?}");
+
+    let (ai, second) = decide_with_tool_in(None, &[], &env);
+    let (from_disk, reused, prompt) = stats(&second);
+    assert!(from_disk > prompt / 2 && from_disk == reused, "{}", second["stats"]);
+    assert_eq!(ai, first_ai);
+    assert_eq!(second["raw_text"], first["raw_text"]);
+    assert_eq!(second["warnings"], first["warnings"]);
+
+    // A damaged file: one warning, a fresh prefill, the same decision, a good file again.
+    let mut bytes = std::fs::read(&saved[0]).unwrap();
+    let at = bytes.len() / 3;
+    bytes[at] ^= 1;
+    std::fs::write(&saved[0], &bytes).unwrap();
+    let (ai, third) = decide_with_tool_in(None, &[], &env);
+    assert_eq!(stats(&third).0, 0, "{}", third["stats"]);
+    assert_eq!(ai, first_ai);
+    let warnings = third["warnings"].to_string();
+    assert!(warnings.contains("ignored and removed: checksum mismatch"), "{warnings}");
+    let (_, fourth) = decide_with_tool_in(None, &[], &env);
+    assert_eq!(stats(&fourth).0, stats(&second).0, "{}", fourth["stats"]);
+
+    // Off: neither read nor written.
+    let before: Vec<_> = files().iter().map(|f| std::fs::metadata(f).unwrap().modified().unwrap()).collect();
+    let (ai, off) = decide_with_tool_in(Some("builtin"), &["--no-prompt-cache"], &env);
+    assert_eq!(stats(&off).0, 0, "{}", off["stats"]);
+    assert!(ai["tool_calls"].is_array());
+    let after: Vec<_> = files().iter().map(|f| std::fs::metadata(f).unwrap().modified().unwrap()).collect();
+    assert_eq!(before, after, "--no-prompt-cache wrote or touched a file");
 }

@@ -201,8 +201,10 @@ fn tui_walkthrough_on_the_real_model() {
     )
     .unwrap();
     let session = Session(format!("b4real{}", std::process::id()));
+    // A fresh prefill of the whole prompt, so that its progress shows (not the system
+    // prompt read from disk by an earlier test's process).
     let command = format!(
-        "cd {} && {} tui --model_name qwen-0.5b --model_config {} --mode plan_execute --step --workspace {}; echo EXITED-$?; sleep 30",
+        "cd {} && {} tui --no-prompt-cache --model_name qwen-0.5b --model_config {} --mode plan_execute --step --workspace {}; echo EXITED-$?; sleep 30",
         ws.path().display(),
         env!("CARGO_BIN_EXE_b4"),
         config.display(),

@@ -72,6 +72,7 @@ impl CandleBrain {
         stats.prefill_ms += generation.stats.prefill_ms;
         stats.decode_ms += generation.stats.decode_ms;
         stats.latency_ms += generation.stats.latency_ms;
+        decided.report.warnings.extend(generation.warnings.iter().cloned());
         decided.raw_output.push_str(MARK);
         decided.raw_output.push_str(&generation.text);
         let answer = generation.text.trim();
@@ -113,6 +114,7 @@ fn accumulate(total: &mut DecisionStats, s: &DecisionStats) {
     total.latency_ms += s.latency_ms;
     total.mask_ms += s.mask_ms;
     total.fast_forwarded += s.fast_forwarded;
+    total.prompt_cache_tokens = s.prompt_cache_tokens;
 }
 
 impl Brain for CandleBrain {
@@ -157,6 +159,7 @@ impl Brain for CandleBrain {
             }
             let generation = self.model.generate(&prompt_text, params, on_token, cancel)?;
             accumulate(&mut stats, &generation.stats);
+            warnings.extend(generation.warnings.iter().cloned());
             if generation.stop == StopKind::Cancelled {
                 return Err(BrainError::Cancelled);
             }

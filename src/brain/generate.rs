@@ -153,6 +153,9 @@ pub struct Generation {
     pub tokens: Vec<u32>,
     pub stats: DecisionStats,
     pub stop: StopKind,
+    /// What went wrong on the side without stopping the generation (a prompt cache file
+    /// refused), one line each.
+    pub warnings: Vec<String>,
 }
 
 /// What the decoder thread and the handles share read-only.
@@ -269,7 +272,7 @@ impl ModelHandle {
                 };
                 let LoadedModel { lm, tokenizer, template, stop_tokens, info } = model;
                 let shared = Arc::new(Shared { tokenizer, template, stop_tokens, info, load_ms });
-                let mut decoder = Decoder { lm, cached: Vec::new(), alternates: Vec::new(), shared: shared.clone() };
+                let mut decoder = Decoder { lm, cached: Vec::new(), alternates: Vec::new(), shared: shared.clone(), identity: None };
                 if ready_tx.send(Loading::Done(Ok(shared))).is_err() {
                     return;
                 }
@@ -384,6 +387,10 @@ impl ModelHandle {
     }
 }
 
+/// A first message shorter than this is not written to disk: its prefill takes well
+/// under a second.
+const MIN_ON_DISK: usize = 128;
+
 /// Caches kept beside the current one. Two: the other way of passing tools (F2) and one
 /// more (a plan's phase, or the conversation before a side question). A 2,000-token cache
 /// of the 0.5B model is ~50 MB, of the 1.5B ~115 MB.
@@ -408,6 +415,8 @@ struct Decoder {
     /// Oldest first.
     alternates: Vec<Alternate>,
     shared: Arc<Shared>,
+    /// The model as the prompt cache on disk knows it (worked out on first use).
+    identity: Option<String>,
 }
 
 fn common_prefix(a: &[u32], b: &[u32]) -> usize {
@@ -452,6 +461,72 @@ impl Decoder {
                 self.cached.clear();
                 self.alternates.clear();
                 Err(BrainError::Generation(e.to_string()))
+            }
+        }
+    }
+
+    /// The prompt's first message (the system prompt and the tools schema), through its
+    /// end-of-turn token: the part of a prompt kept on disk. `None` when there is none, or
+    /// it is too short to be worth a file, or it is the whole prompt.
+    fn first_message(&self, tokens: &[u32]) -> Option<usize> {
+        let end = tokens.iter().position(|t| self.shared.stop_tokens.contains(t))? + 1;
+        (end >= MIN_ON_DISK && end < tokens.len()).then_some(end)
+    }
+
+    fn identity(&mut self) -> String {
+        let info = &self.shared.info;
+        self.identity
+            .get_or_insert_with(|| prompt_store::model_identity(&info.path, &format!("{} {}", info.device, self.lm.cache_kind())))
+            .clone()
+    }
+
+    /// Before a prompt is prefilled: when the prompt cache is on and no cache in memory
+    /// holds the prompt's first message, loads it from disk into the current cache (the
+    /// current one set aside). Returns the tokens loaded, and the first message's length
+    /// when it should be saved after the prefill (not on disk yet).
+    fn prefix_from_disk(&mut self, tokens: &[u32], warnings: &mut Vec<String>) -> (usize, Option<usize>) {
+        let (Some(store), Some(end)) = (prompt_store::current(), self.first_message(tokens)) else {
+            return (0, None);
+        };
+        if !self.lm.can_export() {
+            return (0, None);
+        }
+        let id = self.identity();
+        let prefix = &tokens[..end];
+        let in_memory = self.alternates.iter().map(|a| common_prefix(&a.tokens, tokens)).chain([common_prefix(&self.cached, tokens)]).max().unwrap_or(0);
+        if in_memory >= end {
+            return (0, (!store.has(&id, prefix)).then_some(end));
+        }
+        match store.load(&id, prefix) {
+            Ok(Some(image)) => {
+                self.set_aside_current();
+                if self.lm.import_cache(image) {
+                    self.cached = prefix.to_vec();
+                    (end, None)
+                } else {
+                    self.cached.clear();
+                    warnings.push("prompt cache: a saved prefix did not fit the model; prefilled instead".into());
+                    (0, None)
+                }
+            }
+            Ok(None) => (0, Some(end)),
+            Err(e) => {
+                warnings.push(e);
+                (0, Some(end))
+            }
+        }
+    }
+
+    /// After a prefill: saves the cache of `prefix` (the prompt's first message) to disk.
+    fn prefix_to_disk(&mut self, prefix: &[u32], warnings: &mut Vec<String>) {
+        let Some(store) = prompt_store::current() else { return };
+        if self.cached.get(..prefix.len()) != Some(prefix) {
+            return;
+        }
+        let id = self.identity();
+        if let Some(image) = self.lm.export_cache(prefix.len()) {
+            if let Err(e) = store.save(&id, prefix, &image) {
+                warnings.push(e);
             }
         }
     }
@@ -590,8 +665,15 @@ impl Decoder {
         }
         let max_new = params.max_new_tokens.min(context - tokens.len());
 
+        let mut warnings = Vec::new();
+        let (from_disk, to_save) = self.prefix_from_disk(&tokens, &mut warnings);
         let reused = self.reuse_prefix(&tokens);
-        let mut stats = DecisionStats { prompt_tokens: tokens.len(), reused_tokens: reused, ..DecisionStats::default() };
+        let mut stats = DecisionStats {
+            prompt_tokens: tokens.len(),
+            reused_tokens: reused,
+            prompt_cache_tokens: from_disk.min(reused),
+            ..DecisionStats::default()
+        };
         let fresh = tokens.get(reused..).unwrap_or_default();
         let chunk = self.lm.max_chunk().unwrap_or(fresh.len()).max(1);
         let mut logits = None;
@@ -608,9 +690,12 @@ impl Decoder {
         }
         stats.prefill_ms = ms_since(started);
         stats.prefill_tok_s = per_second(self.cached.len().saturating_sub(reused), stats.prefill_ms);
+        if let Some(prefix) = to_save {
+            self.prefix_to_disk(&tokens[..prefix], &mut warnings);
+        }
         let Some(logits) = logits.filter(|_| self.cached.len() == tokens.len()) else {
             stats.latency_ms = ms_since(started);
-            return Ok(Generation { text: String::new(), tokens: Vec::new(), stats, stop: StopKind::Cancelled });
+            return Ok(Generation { text: String::new(), tokens: Vec::new(), stats, stop: StopKind::Cancelled, warnings });
         };
 
         let decode_started = Instant::now();
@@ -726,7 +811,7 @@ impl Decoder {
         stats.decode_ms = ms_since(decode_started);
         stats.decode_tok_s = per_second(forwarded, stats.decode_ms);
         stats.latency_ms = ms_since(started);
-        Ok(Generation { text, tokens: generated, stats, stop })
+        Ok(Generation { text, tokens: generated, stats, stop, warnings })
     }
 }
 
@@ -766,6 +851,7 @@ pub(crate) fn per_second(count: usize, ms: f64) -> f64 {
 }
 
 mod lookup;
+pub mod prompt_store;
 
 #[cfg(test)]
 mod tests;

@@ -63,6 +63,37 @@ pub trait CausalLm: Send {
         self.clear();
         false
     }
+    /// Whether [`CausalLm::export_cache`] can give anything.
+    fn can_export(&self) -> bool {
+        false
+    }
+    /// Which implementation computes the cache (caches of two never mix).
+    fn cache_kind(&self) -> &'static str {
+        "other"
+    }
+    /// The first `len` cached positions as plain values; `None` when this model cannot
+    /// hand them out (or holds fewer).
+    fn export_cache(&self, _len: usize) -> Option<CacheImage> {
+        None
+    }
+    /// Makes `image` the current cache. False, and an empty cache, when it does not fit
+    /// this model.
+    fn import_cache(&mut self, _image: CacheImage) -> bool {
+        self.clear();
+        false
+    }
+}
+
+/// A model's KV cache as plain values, to be written to disk and read back
+/// ([`CausalLm::export_cache`], [`CausalLm::import_cache`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CacheImage {
+    pub n_kv_head: usize,
+    pub head_dim: usize,
+    /// Positions held.
+    pub len: usize,
+    /// Per layer, keys then values: `n_kv_head * len * head_dim` values each, head after head.
+    pub layers: Vec<(Vec<f32>, Vec<f32>)>,
 }
 
 /// A model's KV cache moved out of it (what it holds is the model's own business).
@@ -108,6 +139,22 @@ macro_rules! truncatable_qwen2 {
                     <$model>::truncate(self, 0);
                 }
                 restored
+            }
+            fn can_export(&self) -> bool {
+                <$model>::can_export(self)
+            }
+            fn cache_kind(&self) -> &'static str {
+                stringify!($model)
+            }
+            fn export_cache(&self, len: usize) -> Option<CacheImage> {
+                <$model>::export_cache(self, len)
+            }
+            fn import_cache(&mut self, image: CacheImage) -> bool {
+                let imported = <$model>::import_cache(self, image);
+                if !imported {
+                    <$model>::truncate(self, 0);
+                }
+                imported
             }
             fn max_chunk(&self) -> Option<usize> {
                 // Cancel is checked between chunks, and the attention scores of a chunk take

@@ -127,9 +127,10 @@ impl Printer {
                 }
                 if stats.prompt_tokens > 0 {
                     eprintln!(
-                        "  [prompt {} tok, reused {}, generated {} ({} fast-forwarded); prefill {:.1} tok/s, decode {:.1} tok/s; {:.0} ms]",
+                        "  [prompt {} tok, reused {} ({} from disk), generated {} ({} fast-forwarded); prefill {:.1} tok/s, decode {:.1} tok/s; {:.0} ms]",
                         stats.prompt_tokens,
                         stats.reused_tokens,
+                        stats.prompt_cache_tokens,
                         stats.generated_tokens,
                         stats.fast_forwarded,
                         stats.prefill_tok_s,

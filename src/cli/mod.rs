@@ -19,6 +19,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::brain::generate::prompt_store;
 use crate::brain::{Decoding, ModelConfig, Strategy};
 use crate::protocol::{AgentMode, ToolCalling};
 
@@ -30,6 +31,10 @@ const DEFAULT_CONFIG: &str = include_str!("../../configs/model.yaml");
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Cmd>,
+    /// Neither read nor write prompt prefixes kept on disk ($B4_PROMPT_CACHE_DIR, else the
+    /// per-user cache folder b4-agent/prompts); also $B4_NO_PROMPT_CACHE=1.
+    #[arg(long = "no-prompt-cache", alias = "no_prompt_cache", global = true)]
+    pub no_prompt_cache: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -162,6 +167,11 @@ pub fn agent_mode_default() -> AgentMode {
 /// Runs the command line; the exit code says how it went.
 pub fn main() -> Result<ExitCode> {
     let cli = Cli::parse();
+    // `b4 perf` measures the prefill itself: never from disk.
+    let off_by_env = std::env::var_os("B4_NO_PROMPT_CACHE").is_some_and(|v| !v.is_empty() && v != "0");
+    if !cli.no_prompt_cache && !off_by_env && !matches!(cli.command, Some(Cmd::Perf(_))) {
+        prompt_store::enable(Some(prompt_store::PromptStore::new(prompt_store::default_dir())));
+    }
     match cli.command {
         Some(Cmd::Decide(args)) => decide::run(args),
         Some(Cmd::Chat(args)) => chat::run(args),

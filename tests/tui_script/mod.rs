@@ -356,6 +356,7 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
             mask_ms: 54.9,
             grammar_ms: 42.0,
             fast_forwarded: 0,
+            prompt_cache_tokens: 0,
         }, vec![]),
     });
     ev.push(Event::MessageAppended { message: Message::Assistant(AiMessage::answer(PLAN_ANSWER)) });

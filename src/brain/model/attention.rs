@@ -82,6 +82,18 @@ impl KvCache {
         KvCache { n_kv_head: self.n_kv_head, head_dim: hd, capacity: len, len, data }
     }
 
+    /// Positions `0..len` of every head, head after head (`n_kv_head * len * head_dim`
+    /// values): what [`KvCache::from_rows`] takes back.
+    pub fn rows(&self, len: usize) -> Vec<f32> {
+        self.copy_of(len).data
+    }
+
+    /// A cache holding `len` positions given as [`KvCache::rows`] gives them; `None` when
+    /// `data` has another size.
+    pub fn from_rows(n_kv_head: usize, head_dim: usize, len: usize, data: Vec<f32>) -> Option<KvCache> {
+        (data.len() == n_kv_head * len * head_dim).then_some(KvCache { n_kv_head, head_dim, capacity: len, len, data })
+    }
+
     /// Head `g`'s rows.
     fn head(&self, g: usize) -> Rows<'_> {
         Rows { data: &self.data, stride: self.head_dim, offset: g * self.capacity * self.head_dim }

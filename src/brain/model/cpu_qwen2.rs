@@ -230,6 +230,44 @@ impl CpuQwen2 {
         true
     }
 
+    pub fn can_export(&self) -> bool {
+        true
+    }
+
+    /// The first `len` cached positions as plain values (`None` when fewer are cached).
+    pub fn export_cache(&self, len: usize) -> Option<super::CacheImage> {
+        if len > self.len {
+            return None;
+        }
+        let c = &self.config;
+        let layers = self.layers.iter().map(|l| (l.k_cache.rows(len), l.v_cache.rows(len))).collect();
+        Some(super::CacheImage { n_kv_head: c.n_kv_head, head_dim: c.head_dim, len, layers })
+    }
+
+    /// Makes `image` the cache; false, and nothing changed, when its shape is not this
+    /// model's.
+    pub fn import_cache(&mut self, image: super::CacheImage) -> bool {
+        let c = &self.config;
+        if image.layers.len() != self.layers.len() || image.n_kv_head != c.n_kv_head || image.head_dim != c.head_dim || image.len >= c.context_length {
+            return false;
+        }
+        let (n_kv, hd, len) = (image.n_kv_head, image.head_dim, image.len);
+        let Some(caches) = image
+            .layers
+            .into_iter()
+            .map(|(k, v)| Some((KvCache::from_rows(n_kv, hd, len, k)?, KvCache::from_rows(n_kv, hd, len, v)?)))
+            .collect::<Option<Vec<_>>>()
+        else {
+            return false;
+        };
+        for (layer, (k, v)) in self.layers.iter_mut().zip(caches) {
+            layer.k_cache = k;
+            layer.v_cache = v;
+        }
+        self.len = len;
+        true
+    }
+
     /// Bytes of weights held (the model's whole resident size but for caches and buffers).
     pub fn weight_bytes(&self) -> usize {
         let layers: usize = self

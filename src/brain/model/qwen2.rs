@@ -231,6 +231,58 @@ impl Qwen2 {
         layers.ok().map(Qwen2Cache)
     }
 
+    pub fn can_export(&self) -> bool {
+        matches!(self.device, Device::Cpu)
+    }
+
+    /// The first `len` cached positions as plain values (`None` when fewer are cached, or
+    /// off the CPU).
+    pub fn export_cache(&self, len: usize) -> Option<super::CacheImage> {
+        if !matches!(self.device, Device::Cpu) {
+            return None;
+        }
+        let c = &self.config;
+        let values = |t: &Option<Tensor>, held: usize| -> Option<Vec<f32>> {
+            if len > held {
+                return None;
+            }
+            match t {
+                Some(t) => t.narrow(2, 0, len).ok()?.to_dtype(DType::F32).ok()?.flatten_all().ok()?.to_vec1().ok(),
+                None if len == 0 => Some(Vec::new()),
+                None => None,
+            }
+        };
+        let layers = self
+            .layers
+            .iter()
+            .map(|l| Some((values(&l.cache.k, l.cache.len)?, values(&l.cache.v, l.cache.len)?)))
+            .collect::<Option<Vec<_>>>()?;
+        Some(super::CacheImage { n_kv_head: c.n_kv_head, head_dim: c.head_dim, len, layers })
+    }
+
+    /// Makes `image` the cache; false, and nothing changed, when its shape is not this
+    /// model's (or off the CPU).
+    pub fn import_cache(&mut self, image: super::CacheImage) -> bool {
+        let c = &self.config;
+        if !matches!(self.device, Device::Cpu) || image.layers.len() != self.layers.len() || image.n_kv_head != c.n_kv_head || image.head_dim != c.head_dim || image.len >= c.context_length {
+            return false;
+        }
+        let (n_kv, hd, len) = (image.n_kv_head, image.head_dim, image.len);
+        let tensor = |data: Vec<f32>| Tensor::from_vec(data, (1, n_kv, len, hd), &Device::Cpu).ok();
+        let Some(caches) = image
+            .layers
+            .into_iter()
+            .map(|(k, v)| Some(LayerCache { k: Some(tensor(k)?), v: Some(tensor(v)?), len }))
+            .collect::<Option<Vec<_>>>()
+        else {
+            return false;
+        };
+        for (layer, cache) in self.layers.iter_mut().zip(caches) {
+            layer.cache = cache;
+        }
+        true
+    }
+
     /// Makes `cache` (from [`Qwen2::save_cache`] on this model) the current one; false, and
     /// nothing changed, when it has another number of layers.
     pub fn restore_cache(&mut self, cache: Qwen2Cache) -> bool {

@@ -306,3 +306,41 @@ fn every_row_of_a_batch_has_the_logits_of_one_token_steps() {
         }
     }
 }
+
+#[test]
+fn an_exported_cache_imported_into_a_fresh_model_gives_the_logits_of_a_prefill() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_tiny_qwen2_gguf(dir.path(), "qwen2");
+    let open_cpu = || {
+        let mut file = File::open(&path).unwrap();
+        let content = gguf_file::Content::read(&mut file).unwrap();
+        let config = Qwen2Config::from_gguf(&content).unwrap();
+        Box::new(CpuQwen2::from_gguf(&content, &mut file, config, 2).unwrap()) as Box<dyn CausalLm>
+    };
+    let open_candle = || Box::new(open_ours(&path)) as Box<dyn CausalLm>;
+    for (name, open) in [("cpu pass", &open_cpu as &dyn Fn() -> Box<dyn CausalLm>), ("candle ops", &open_candle)] {
+        let mut model = open();
+        assert!(model.can_export(), "{name}");
+        model.forward(&PROMPT).unwrap();
+        // The first 9 positions of a cache of 13.
+        let image = model.export_cache(9).unwrap_or_else(|| panic!("{name}: no export"));
+        assert_eq!(image.len, 9);
+        assert!(model.export_cache(PROMPT.len() + 1).is_none(), "{name}: more than is cached");
+
+        let mut fresh = open();
+        assert!(fresh.import_cache(image.clone()), "{name}");
+        assert_eq!(fresh.cached_len(), 9);
+        let imported = fresh.forward(&PROMPT[9..]).unwrap();
+        let mut whole = open();
+        let expected = whole.forward(&PROMPT).unwrap();
+        assert!(max_diff(&imported, &expected) < 1e-3, "{name}: differs by {}", max_diff(&imported, &expected));
+
+        // Another shape is refused and leaves an empty cache.
+        let mut wrong = image;
+        wrong.head_dim += 1;
+        let mut other = open();
+        other.forward(&PROMPT).unwrap();
+        assert!(!other.import_cache(wrong), "{name}");
+        assert_eq!(other.cached_len(), 0, "{name}");
+    }
+}

@@ -177,16 +177,20 @@ pub fn phase_name(phase: Phase) -> &'static str {
     }
 }
 
-/// `prompt 812 · reused 640 · generated 57 (31 fast-forwarded) · 23.4 tok/s · 2.41 s`; no
-/// speed for a brain that reports none (the mock), rather than `0.0 tok/s`.
+/// `prompt 812 · reused 640 (600 from disk) · generated 57 (31 fast-forwarded) · 23.4 tok/s
+/// · 2.41 s`; no speed for a brain that reports none (the mock), rather than `0.0 tok/s`.
 pub fn stats_line(stats: &DecisionStats) -> String {
     let speed = tok_s(stats).map(|t| format!(" · {t} tok/s")).unwrap_or_default();
     let drafted = match stats.fast_forwarded {
         0 => String::new(),
         n => format!(" ({n} fast-forwarded)"),
     };
+    let from_disk = match stats.prompt_cache_tokens {
+        0 => String::new(),
+        n => format!(" ({n} from disk)"),
+    };
     format!(
-        "prompt {} · reused {} · generated {}{drafted}{speed} · {:.2} s",
+        "prompt {} · reused {}{from_disk} · generated {}{drafted}{speed} · {:.2} s",
         stats.prompt_tokens,
         stats.reused_tokens,
         stats.generated_tokens,
@@ -232,6 +236,8 @@ mod tests {
         assert_eq!(stats_line(&stats), "prompt 812 · reused 640 · generated 57 · 23.4 tok/s · 2.41 s");
         let stats = DecisionStats { fast_forwarded: 31, ..stats };
         assert_eq!(stats_line(&stats), "prompt 812 · reused 640 · generated 57 (31 fast-forwarded) · 23.4 tok/s · 2.41 s");
+        let stats = DecisionStats { prompt_cache_tokens: 600, ..stats };
+        assert_eq!(stats_line(&stats), "prompt 812 · reused 640 (600 from disk) · generated 57 (31 fast-forwarded) · 23.4 tok/s · 2.41 s");
     }
 
     #[test]
