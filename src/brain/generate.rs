@@ -778,7 +778,10 @@ impl Decoder {
                 let drafting = Instant::now();
                 let room = (max_new - step - 2).min(params.draft_tokens);
                 let forced = Self::draft(&tokens, &generated, params.constraint.as_mut(), room);
-                stats.mask_ms += ms_since(drafting);
+                // The grammar's share of the drafting is the mask's; a lookup alone is not.
+                if params.constraint.is_some() {
+                    stats.mask_ms += ms_since(drafting);
+                }
                 forced
             } else {
                 Vec::new()

@@ -339,6 +339,8 @@ fn load_gguf(path: &Path, tokenizer: Option<&Path>, device: &Device, progress: P
     if !matches!(architecture.as_str(), "qwen2" | "qwen3" | "llama") {
         return Err(load_error(path, format!("GGUF architecture '{architecture}' is not supported (qwen2, qwen3, llama)")));
     }
+    // The grammar's view of the vocabulary is built beside the weights being read.
+    super::constrain::TokenSpace::warm(path, &tokenizer, &stop_tokens);
     let weights = StageProgress::start(progress, LoadStage::Weights, gguf_tensor_bytes(&content));
     let mut reader = CountedRead::new(&mut file, &weights);
     let (lm, prefix_reuse): (Box<dyn CausalLm>, bool) = match architecture.as_str() {

@@ -186,6 +186,26 @@ mod tests {
     }
 
     #[test]
+    fn a_grammar_compiled_again_is_a_fresh_copy_of_the_first() {
+        let space = space();
+        let mut first = space.constraint(&envelope()).unwrap();
+        let answer = br#"{"content": "ok", "tool_calls": []}"#;
+        let picked = decode(&mut first, answer, answer.len() + 1, space.vocab_size());
+        assert!(first.is_finished());
+        assert_eq!(space.compiled_grammars(), 1);
+        // The copy starts where a fresh grammar starts, whatever the first went through.
+        let mut second = space.constraint(&envelope()).unwrap();
+        assert_eq!(space.compiled_grammars(), 1);
+        assert_eq!(second.allowed(), Some(vec![u32::from(b'{')]));
+        assert_eq!(decode(&mut second, answer, answer.len() + 1, space.vocab_size()), picked);
+        assert!(second.is_finished());
+        // Another grammar is compiled and kept beside it.
+        let tools = [json!({"name": "other", "parameters": {"type": "object", "properties": {}}})];
+        space.constraint(&lark(&crate::tools::spec::ToolSpec::parse_all(&tools).unwrap(), Target::Envelope(KeyOrder::ContentFirst))).unwrap();
+        assert_eq!(space.compiled_grammars(), 2);
+    }
+
+    #[test]
     fn a_token_the_grammar_refuses_is_an_error() {
         let space = space();
         let mut constraint = space.constraint(&envelope()).unwrap();
