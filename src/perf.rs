@@ -236,7 +236,7 @@ pub fn build_prompts(model: &LoadedModel, tools: &[Value], prompt_tokens: usize)
 }
 
 fn render_ids(model: &LoadedModel, messages: &[Message], tools: &[Value]) -> Result<Vec<u32>, BrainError> {
-    let input = prompt::build(messages, tools, Ask { phase: Phase::React, way: ToolCalling::PromptJson, style: NativeStyle::Hermes }, Strategy::CallsFirst, Reminder::None, None);
+    let input = prompt::build(messages, tools, Ask { phase: Phase::React, way: ToolCalling::PromptJson, style: NativeStyle::Hermes, next_call: false }, Strategy::CallsFirst, Reminder::None, None);
     let text = match &model.template {
         Some(template) => template.render(&input.messages, input.tools.as_deref(), true)?,
         None => input.messages.iter().filter_map(|m| m.get("content").and_then(Value::as_str)).collect::<Vec<_>>().join("\n"),

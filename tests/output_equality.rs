@@ -72,7 +72,7 @@ fn rendered_prompts(handle: &ModelHandle) -> Vec<(String, String)> {
         .iter()
         .map(|case| {
             let tools = case.tools.clone().unwrap_or_else(|| default_tools.clone());
-            let input = prompt::build(&case.messages, &tools, Ask { phase: Phase::React, way: ToolCalling::PromptJson, style: NativeStyle::Hermes }, Strategy::CallsFirst, Reminder::None, None);
+            let input = prompt::build(&case.messages, &tools, Ask { phase: Phase::React, way: ToolCalling::PromptJson, style: NativeStyle::Hermes, next_call: false }, Strategy::CallsFirst, Reminder::None, None);
             (case.id.clone(), handle.render(&input.messages, input.tools.as_deref()).unwrap())
         })
         .collect()

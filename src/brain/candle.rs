@@ -131,7 +131,7 @@ impl Brain for CandleBrain {
         let strategy = request.strategy.unwrap_or(self.profile.strategy);
         let margin = constrain::Margin::default();
         let template = self.model.chat_template();
-        let ask = Ask::new(request.phase, request.tool_calling, template);
+        let ask = Ask { next_call: self.profile.next_call_after_results, ..Ask::new(request.phase, request.tool_calling, template) };
         let prefix = template.and_then(|t| prompt::system_prefix(t, &request.messages, &request.tools));
         let render = |messages: &[Message], reminder| {
             let input = prompt::build(messages, &request.tools, ask, strategy, reminder, prefix.as_ref());

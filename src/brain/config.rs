@@ -67,6 +67,10 @@ pub struct Profile {
     /// After tool results, an answer is written again from a prompt of the question and
     /// its results alone (`brain::synthesis`).
     pub answer_from_results: bool,
+    /// After tool results, a prompt_json decision chooses between another call and the
+    /// answer first (calls first, the choice watched and `no_call_bias` added to the
+    /// answer, a reminder asking whether work remains) instead of writing the answer first.
+    pub next_call_after_results: bool,
     /// Most tokens the decoder checks in one batch after each token it picks: the tokens
     /// the grammar forces, or those that followed the same words earlier in the prompt or
     /// the answer (`generate::lookup`). Only tokens the model picks anyway are kept, so
@@ -107,6 +111,7 @@ impl Default for Profile {
             strategy: Strategy::default(),
             no_call_bias: 0.0,
             answer_from_results: false,
+            next_call_after_results: false,
             draft_tokens: DRAFT_TOKENS,
             mock_delay_ms: 0,
         }

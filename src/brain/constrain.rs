@@ -74,11 +74,12 @@ pub fn for_request(
     strategy: Strategy,
     choice: &AnswerChoice,
 ) -> Result<Box<dyn TokenConstraint + Send>, ConstrainError> {
-    let target = ask.target(ends_with_results(&request.messages));
+    let after_results = ends_with_results(&request.messages);
+    let target = ask.target(after_results);
     let space = TokenSpace::for_model(model)?;
     let tools = grounding::grounded(&ToolSpec::parse_all(&request.tools)?, &request.messages)?;
     let watched = |point| (point, choice.bias, choice.margin.clone());
-    if uses_tasks(target, strategy, &tools) {
+    if uses_tasks(target, strategy, &tools) && !after_results {
         let (point, bias, margin) = watched(NO_TOOL_TASK);
         let inner = TasksFirst::new(space.clone(), &tools)?;
         return Ok(Box::new(Closing::new(AnswerBias::new(inner, space.clone(), point, bias, margin), space)));

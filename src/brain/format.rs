@@ -84,6 +84,10 @@ pub struct Ask {
     pub phase: Phase,
     pub way: ToolCalling,
     pub style: NativeStyle,
+    /// After tool results, an envelope decision chooses calls first (another call or the
+    /// answer, the choice watched like a fresh one's) instead of writing its answer first
+    /// (the profile's `next_call_after_results`).
+    pub next_call: bool,
 }
 
 impl Ask {
@@ -91,7 +95,7 @@ impl Ask {
     /// without one).
     pub fn new(phase: Phase, way: ToolCalling, template: Option<&ChatTemplate>) -> Self {
         let style = template.map(|t| NativeStyle::of_template(t.source())).unwrap_or(NativeStyle::Hermes);
-        Ask { phase, way, style }
+        Ask { phase, way, style, next_call: false }
     }
 
     /// The format the answer must take (the prompt asks for it, the grammar holds the
@@ -102,7 +106,7 @@ impl Ask {
     /// native call blocks for builtin ReAct decisions, the plan object for the plan
     /// decision.
     pub fn target(self, after_results: bool) -> Target {
-        let order = if after_results { KeyOrder::ContentFirst } else { KeyOrder::CallsFirst };
+        let order = if after_results && !self.next_call { KeyOrder::ContentFirst } else { KeyOrder::CallsFirst };
         match (self.phase, self.way) {
             (Phase::Plan, _) => Target::Plan,
             (Phase::React, ToolCalling::Builtin) => Target::Native(self.style),
@@ -207,7 +211,7 @@ mod tests {
             (Phase::Plan, ToolCalling::Builtin, Target::Plan),
         ];
         for (phase, way, expected) in fresh {
-            assert_eq!(Ask { phase, way, style: hermes }.target(false), expected, "{phase:?} {way:?}");
+            assert_eq!(Ask { phase, way, style: hermes, next_call: false }.target(false), expected, "{phase:?} {way:?}");
         }
         let after_results = [
             (Phase::React, ToolCalling::PromptJson, Target::Envelope(KeyOrder::ContentFirst)),
@@ -217,7 +221,19 @@ mod tests {
             (Phase::Step, ToolCalling::Builtin, Target::Envelope(KeyOrder::ContentFirst)),
         ];
         for (phase, way, expected) in after_results {
-            assert_eq!(Ask { phase, way, style: NativeStyle::Xml }.target(true), expected, "{phase:?} {way:?}");
+            assert_eq!(Ask { phase, way, style: NativeStyle::Xml, next_call: false }.target(true), expected, "{phase:?} {way:?}");
+        }
+        // `next_call_after_results`: envelope decisions after results choose calls first;
+        // the native form and fresh decisions are as they were.
+        let next_call = [
+            (Phase::React, ToolCalling::PromptJson, Target::Envelope(KeyOrder::CallsFirst)),
+            (Phase::React, ToolCalling::Builtin, Target::Native(NativeStyle::Xml)),
+            (Phase::Step, ToolCalling::PromptJson, Target::Envelope(KeyOrder::CallsFirst)),
+        ];
+        for (phase, way, expected) in next_call {
+            let ask = Ask { phase, way, style: NativeStyle::Xml, next_call: true };
+            assert_eq!(ask.target(true), expected, "{phase:?} {way:?}");
+            assert_eq!(ask.target(false), Ask { next_call: false, ..ask }.target(false), "{phase:?} {way:?}");
         }
     }
 

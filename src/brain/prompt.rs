@@ -98,6 +98,7 @@ pub fn build(
         let done_reminder = match target {
             Target::Native(_) => Some(native::done_reminder(messages)),
             Target::Envelope(_) if ask.phase == Phase::Step => Some(envelope::steps_done_reminder(done)),
+            Target::Envelope(_) if ask.next_call => Some(envelope::tools_done_continue_reminder(done)),
             Target::Envelope(_) => Some(envelope::tools_done_reminder(done)),
             Target::Plan => None,
         };
@@ -249,7 +250,7 @@ mod tests {
     use crate::protocol::AiMessage;
 
     fn ask(phase: Phase, way: ToolCalling) -> Ask {
-        Ask { phase, way, style: NativeStyle::Hermes }
+        Ask { phase, way, style: NativeStyle::Hermes, next_call: false }
     }
 
     fn tools() -> Vec<Value> {
@@ -321,6 +322,17 @@ Available tools:\n{FILE_READER}\n{CALCULATOR}"
                 tools: None,
             }
         );
+    }
+
+    #[test]
+    fn with_next_call_the_reminder_after_results_asks_whether_work_remains() {
+        let continuing = Ask { next_call: true, ..ask(Phase::React, ToolCalling::PromptJson) };
+        let built = build(&after_two_calls(), &tools()[..2], continuing, Strategy::CallsFirst, Reminder::None, None);
+        let plain = build(&after_two_calls(), &tools()[..2], ask(Phase::React, ToolCalling::PromptJson), Strategy::CallsFirst, Reminder::None, None);
+        // Everything but the last message is the same prompt.
+        assert_eq!(built.messages[..built.messages.len() - 1], plain.messages[..plain.messages.len() - 1]);
+        let last = built.messages.last().unwrap()["content"].as_str().unwrap();
+        assert!(last.contains("The last 2 ToolMessage(s) contain tool results.") && last.contains("still needs another tool call"), "{last}");
     }
 
     #[test]

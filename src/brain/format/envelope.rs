@@ -51,6 +51,17 @@ Do not repeat the completed tool calls."
     )
 }
 
+/// After results, when the request may need more calls ([`super::Ask::next_call`]): the
+/// model is asked whether work remains before it answers.
+pub(crate) fn tools_done_continue_reminder(count: usize) -> String {
+    format!(
+        "{ENVELOPE_REMINDER} The last {count} ToolMessage(s) contain tool results. If the user's \
+request still needs another tool call (a next step that uses these results), make it with schema B; \
+if the results answer the request, answer with schema A, using the results, and set \"tool_calls\" \
+to exactly []. Do not repeat the completed tool calls."
+    )
+}
+
 pub(crate) fn steps_done_reminder(count: usize) -> String {
     format!(
         "{ENVELOPE_REMINDER} The last {count} ToolMessage(s) contain the results of the plan steps \

@@ -602,6 +602,9 @@ mod tests {
         let cases = [
             (GgmlDType::Q8_0, 896),
             (GgmlDType::Q8_0, 32 * 3),
+            (GgmlDType::Q8_0, 64),
+            (GgmlDType::Q8_0, 128),
+            (GgmlDType::Q8_0, 32),
             (GgmlDType::Q5_0, 896),
             (GgmlDType::Q5_0, 32 * 3),
             (GgmlDType::Q4K, 4864),
