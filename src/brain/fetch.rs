@@ -158,11 +158,17 @@ pub fn find_asset(name: &str) -> Result<&'static Asset<'static>, FetchError> {
 
 /// `$B4_MODELS_DIR` when set, else the per-user cache folder `b4-agent/models`.
 pub fn models_dir() -> PathBuf {
-    match std::env::var_os("B4_MODELS_DIR") {
+    cache_folder("B4_MODELS_DIR", "models")
+}
+
+/// `$VAR` when set, else the per-user cache folder `b4-agent/NAME` (`.b4-agent/NAME` where
+/// there is none).
+pub fn cache_folder(var: &str, name: &str) -> PathBuf {
+    match std::env::var_os(var) {
         Some(dir) if !dir.is_empty() => PathBuf::from(dir),
         _ => dirs::cache_dir()
-            .map(|cache| cache.join("b4-agent").join("models"))
-            .unwrap_or_else(|| PathBuf::from(".b4-agent").join("models")),
+            .map(|cache| cache.join("b4-agent").join(name))
+            .unwrap_or_else(|| PathBuf::from(".b4-agent").join(name)),
     }
 }
 

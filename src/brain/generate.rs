@@ -450,7 +450,19 @@ impl Decoder {
     }
 
     fn forward(&mut self, tokens: &[u32]) -> Result<Tensor, BrainError> {
-        match self.lm.forward(tokens) {
+        self.run_model(tokens, false)
+    }
+
+    /// Like [`Decoder::forward`], with the logits of every position.
+    fn forward_all(&mut self, tokens: &[u32]) -> Result<Tensor, BrainError> {
+        self.run_model(tokens, true)
+    }
+
+    /// Runs `tokens` (the logits of every position or of the last) and records them as
+    /// cached; a failed forward empties every cache.
+    fn run_model(&mut self, tokens: &[u32], every_position: bool) -> Result<Tensor, BrainError> {
+        let result = if every_position { self.lm.forward_all(tokens) } else { self.lm.forward(tokens) };
+        match result {
             Ok(logits) => {
                 self.cached.extend_from_slice(tokens);
                 Ok(logits)
@@ -527,22 +539,6 @@ impl Decoder {
         if let Some(image) = self.lm.export_cache(prefix.len()) {
             if let Err(e) = store.save(&id, prefix, &image) {
                 warnings.push(e);
-            }
-        }
-    }
-
-    /// Like [`Decoder::forward`], with the logits of every position.
-    fn forward_all(&mut self, tokens: &[u32]) -> Result<Tensor, BrainError> {
-        match self.lm.forward_all(tokens) {
-            Ok(logits) => {
-                self.cached.extend_from_slice(tokens);
-                Ok(logits)
-            }
-            Err(e) => {
-                self.lm.clear();
-                self.cached.clear();
-                self.alternates.clear();
-                Err(BrainError::Generation(e.to_string()))
             }
         }
     }

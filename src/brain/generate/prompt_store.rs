@@ -50,12 +50,7 @@ pub fn current() -> Option<PromptStore> {
 
 /// `$B4_PROMPT_CACHE_DIR` when set, else the per-user cache folder `b4-agent/prompts`.
 pub fn default_dir() -> PathBuf {
-    match std::env::var_os("B4_PROMPT_CACHE_DIR") {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => dirs::cache_dir()
-            .map(|cache| cache.join("b4-agent").join("prompts"))
-            .unwrap_or_else(|| PathBuf::from(".b4-agent").join("prompts")),
-    }
+    super::super::fetch::cache_folder("B4_PROMPT_CACHE_DIR", "prompts")
 }
 
 impl PromptStore {

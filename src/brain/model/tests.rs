@@ -18,6 +18,18 @@ fn open_ours(path: &Path) -> Qwen2 {
     Qwen2::from_gguf(&content, &mut file, &Device::Cpu).unwrap()
 }
 
+fn open_cpu_pass(path: &Path) -> Box<dyn CausalLm> {
+    let mut file = File::open(path).unwrap();
+    let content = gguf_file::Content::read(&mut file).unwrap();
+    let config = Qwen2Config::from_gguf(&content).unwrap();
+    Box::new(CpuQwen2::from_gguf(&content, &mut file, config, 2).unwrap())
+}
+
+/// Both Qwen2 passes, by name: each opens the model at a path.
+fn both_passes() -> [(&'static str, fn(&Path) -> Box<dyn CausalLm>); 2] {
+    [("cpu pass", open_cpu_pass), ("candle ops", |path| Box::new(open_ours(path)))]
+}
+
 fn max_diff(a: &Tensor, b: &Tensor) -> f32 {
     let a: Vec<f32> = a.flatten_all().unwrap().to_vec1().unwrap();
     let b: Vec<f32> = b.flatten_all().unwrap().to_vec1().unwrap();
@@ -250,15 +262,8 @@ fn qwen3_and_llama_ggufs_run_on_candles_models_and_clear_to_start_over() {
 fn a_restored_cache_gives_the_logits_of_a_fresh_prefill() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_tiny_qwen2_gguf(dir.path(), "qwen2");
-    let open_cpu = || {
-        let mut file = File::open(&path).unwrap();
-        let content = gguf_file::Content::read(&mut file).unwrap();
-        let config = Qwen2Config::from_gguf(&content).unwrap();
-        Box::new(CpuQwen2::from_gguf(&content, &mut file, config, 2).unwrap()) as Box<dyn CausalLm>
-    };
-    let open_candle = || Box::new(open_ours(&path)) as Box<dyn CausalLm>;
-    for (name, open) in [("cpu pass", &open_cpu as &dyn Fn() -> Box<dyn CausalLm>), ("candle ops", &open_candle)] {
-        let mut model = open();
+    for (name, open) in both_passes() {
+        let mut model = open(&path);
         model.forward(&PROMPT).unwrap();
         let saved = model.save_cache().unwrap_or_else(|| panic!("{name}: no save"));
         // The current cache is cut back and overwritten in place.
@@ -268,7 +273,7 @@ fn a_restored_cache_gives_the_logits_of_a_fresh_prefill() {
         assert_eq!(model.cached_len(), PROMPT.len(), "{name}");
         let restored = model.forward(&[42, 43]).unwrap();
 
-        let mut fresh = open();
+        let mut fresh = open(&path);
         let whole: Vec<u32> = PROMPT.iter().copied().chain([42, 43]).collect();
         let expected = fresh.forward(&whole).unwrap();
         assert!(max_diff(&restored, &expected) < 1e-3, "{name}: differs by {}", max_diff(&restored, &expected));
@@ -279,24 +284,17 @@ fn a_restored_cache_gives_the_logits_of_a_fresh_prefill() {
 fn every_row_of_a_batch_has_the_logits_of_one_token_steps() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_tiny_qwen2_gguf(dir.path(), "qwen2");
-    let open_cpu = || {
-        let mut file = File::open(&path).unwrap();
-        let content = gguf_file::Content::read(&mut file).unwrap();
-        let config = Qwen2Config::from_gguf(&content).unwrap();
-        Box::new(CpuQwen2::from_gguf(&content, &mut file, config, 2).unwrap()) as Box<dyn CausalLm>
-    };
-    let open_candle = || Box::new(open_ours(&path)) as Box<dyn CausalLm>;
     let draft = [7u32, 42, 260, 8, 9, 10, 11, 12, 13];
-    for (name, open) in [("cpu pass", &open_cpu as &dyn Fn() -> Box<dyn CausalLm>), ("candle ops", &open_candle)] {
+    for (name, open) in both_passes() {
         // Batches of every size the decoder sends (a token and up to 8 drafts).
         for n in [1, 2, 4, 8, 9] {
-            let mut batched = open();
+            let mut batched = open(&path);
             batched.forward(&PROMPT).unwrap();
             let all = batched.forward_all(&draft[..n]).unwrap();
             assert_eq!(all.dims(), &[n, toy_vocab().0.len()], "{name}");
             assert_eq!(batched.cached_len(), PROMPT.len() + n, "{name}");
 
-            let mut stepped = open();
+            let mut stepped = open(&path);
             stepped.forward(&PROMPT).unwrap();
             for (row, token) in draft[..n].iter().enumerate() {
                 let one = stepped.forward(&[*token]).unwrap();
@@ -318,15 +316,8 @@ fn every_row_of_a_batch_has_the_logits_of_one_token_steps() {
 fn an_exported_cache_imported_into_a_fresh_model_gives_the_logits_of_a_prefill() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_tiny_qwen2_gguf(dir.path(), "qwen2");
-    let open_cpu = || {
-        let mut file = File::open(&path).unwrap();
-        let content = gguf_file::Content::read(&mut file).unwrap();
-        let config = Qwen2Config::from_gguf(&content).unwrap();
-        Box::new(CpuQwen2::from_gguf(&content, &mut file, config, 2).unwrap()) as Box<dyn CausalLm>
-    };
-    let open_candle = || Box::new(open_ours(&path)) as Box<dyn CausalLm>;
-    for (name, open) in [("cpu pass", &open_cpu as &dyn Fn() -> Box<dyn CausalLm>), ("candle ops", &open_candle)] {
-        let mut model = open();
+    for (name, open) in both_passes() {
+        let mut model = open(&path);
         assert!(model.can_export(), "{name}");
         model.forward(&PROMPT).unwrap();
         // The first 9 positions of a cache of 13.
@@ -334,18 +325,18 @@ fn an_exported_cache_imported_into_a_fresh_model_gives_the_logits_of_a_prefill()
         assert_eq!(image.len, 9);
         assert!(model.export_cache(PROMPT.len() + 1).is_none(), "{name}: more than is cached");
 
-        let mut fresh = open();
+        let mut fresh = open(&path);
         assert!(fresh.import_cache(image.clone()), "{name}");
         assert_eq!(fresh.cached_len(), 9);
         let imported = fresh.forward(&PROMPT[9..]).unwrap();
-        let mut whole = open();
+        let mut whole = open(&path);
         let expected = whole.forward(&PROMPT).unwrap();
         assert!(max_diff(&imported, &expected) < 1e-3, "{name}: differs by {}", max_diff(&imported, &expected));
 
         // Another shape is refused and leaves an empty cache.
         let mut wrong = image;
         wrong.head_dim += 1;
-        let mut other = open();
+        let mut other = open(&path);
         other.forward(&PROMPT).unwrap();
         assert!(!other.import_cache(wrong), "{name}");
         assert_eq!(other.cached_len(), 0, "{name}");
