@@ -51,6 +51,8 @@ pub enum PerfError {
     TooSmall { flag: &'static str, min: usize, value: usize },
     #[error("profile '{0}' uses the mock backend: there is no model to measure")]
     Mock(String),
+    #[error("profile '{0}' is a served model (backend openai): b4 perf measures in-process models; `b4 bench --model_name` compares a served one")]
+    Served(String),
     #[error("profile '{profile}': {source}")]
     Brain { profile: String, source: BrainError },
     #[error("profile '{profile}': {reason}")]
@@ -335,6 +337,9 @@ pub fn measure_ours(profile: &Profile, tools: &[Value], options: &PerfOptions) -
     if profile.backend == Backend::Mock {
         return Err(PerfError::Mock(profile.name.clone()));
     }
+    if profile.backend == Backend::OpenAi {
+        return Err(PerfError::Served(profile.name.clone()));
+    }
     let brain = |source| PerfError::Brain { profile: profile.name.clone(), source };
     let model_err = |reason: String| PerfError::Model { profile: profile.name.clone(), reason };
     let path = checked_model_path(profile, false).map_err(brain)?;
@@ -389,9 +394,21 @@ impl CausalLm for Empty {
     }
 }
 
+/// `$B4_PYTHON`; else the llama.cpp server environment `scripts/llama_server_env.sh`
+/// builds for the served-model tests, when it is there; else `python3`.
 fn python() -> String {
-    std::env::var("B4_PYTHON").unwrap_or_else(|_| "python3".into())
+    if let Ok(python) = std::env::var("B4_PYTHON") {
+        return python;
+    }
+    let env = crate::brain::fetch::cache_folder("B4_LLAMA_SERVER_ENV", LLAMA_SERVER_ENV).join("bin/python");
+    if env.exists() {
+        return env.display().to_string();
+    }
+    "python3".into()
 }
+
+/// The folder `scripts/llama_server_env.sh` installs llama-cpp-python into, under the cache.
+const LLAMA_SERVER_ENV: &str = "llama-server-0.3.36";
 
 /// `None` when `llama_cpp` imports; otherwise why not.
 pub fn llama_cpp_missing() -> Option<String> {

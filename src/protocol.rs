@@ -497,6 +497,14 @@ pub struct DecisionStats {
     /// `reused_tokens`).
     #[serde(default)]
     pub prompt_cache_tokens: usize,
+    /// A served model: milliseconds from sending the request to the first piece of text
+    /// (network, queueing and the server's prefill); 0 in process, where `prefill_ms` says it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ttft_ms: f64,
+}
+
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

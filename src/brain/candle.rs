@@ -2,23 +2,22 @@
 //!
 //! One decision is: build the prompt messages for the tool-calling way ([`prompt`]),
 //! render the model's chat template and generate on the model's own thread
-//! ([`generate`]), parse the raw text ([`parse`]), then apply the exclusivity policy when
-//! the model sent content and tool calls together.
+//! ([`generate`]), then [`decision`] parses the raw text and applies the exclusivity
+//! policy when the model sent content and tool calls together.
 
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::constrain;
 use super::context;
-use super::faithful;
+use super::decision;
 use super::format::Ask;
 use super::generate::{GenParams, ModelHandle, StopKind};
-use super::parse::{self, Parsed};
 use super::progress::ProgressSink;
 use super::prompt::{self, Reminder};
 use super::synthesis;
-use super::{Brain, BrainError, Decision, DecisionRequest, DecisionStatus, Decoding, Exclusivity, Profile, TokenSink};
-use crate::protocol::{AiMessage, DecisionReport, DecisionStats, Message};
+use super::{Brain, BrainError, Decision, DecisionRequest, Decoding, Profile, TokenSink};
+use crate::protocol::{DecisionStats, Message};
 
 pub struct CandleBrain {
     profile: Profile,
@@ -102,32 +101,12 @@ fn one_line(text: &str, max: usize) -> String {
 /// Tokens kept free for the reminder a retry adds.
 const RETRY_ROOM: usize = 64;
 
-/// Adds one attempt's figures to the running total of a decision.
-fn accumulate(total: &mut DecisionStats, s: &DecisionStats) {
-    total.prompt_tokens = s.prompt_tokens;
-    total.reused_tokens = s.reused_tokens;
-    total.generated_tokens += s.generated_tokens;
-    total.prefill_ms += s.prefill_ms;
-    total.decode_ms += s.decode_ms;
-    total.prefill_tok_s = s.prefill_tok_s;
-    total.decode_tok_s = s.decode_tok_s;
-    total.latency_ms += s.latency_ms;
-    total.mask_ms += s.mask_ms;
-    total.fast_forwarded += s.fast_forwarded;
-    total.prompt_cache_tokens = s.prompt_cache_tokens;
-}
-
 impl Brain for CandleBrain {
     fn profile(&self) -> &Profile {
         &self.profile
     }
 
     fn decide(&mut self, request: &DecisionRequest, on_token: TokenSink<'_>, cancel: &AtomicBool) -> Result<Decision, BrainError> {
-        let mut reminder = Reminder::None;
-        let mut stats = DecisionStats::default();
-        let mut warnings = Vec::new();
-        let mut attempts = 0;
-        let mut decoding;
         let strategy = request.strategy.unwrap_or(self.profile.strategy);
         let margin = constrain::Margin::default();
         let template = self.model.chat_template();
@@ -139,12 +118,13 @@ impl Brain for CandleBrain {
         };
         let (messages, trimmed) =
             context::fit(&request.messages, self.prompt_budget(), |m| self.model.token_count(&render(m, Reminder::None)?))?;
-        warnings.extend(trimmed.map(|t| t.note()));
-        loop {
-            attempts += 1;
+        let warnings: Vec<String> = trimmed.map(|t| t.note()).into_iter().collect();
+        let mut decided = decision::decide(&self.profile, request, &margin, warnings, |reminder| {
             let prompt_text = render(&messages, reminder)?;
             let mut params = self.params();
-            decoding = request.decoding.unwrap_or(self.profile.decoding);
+            let mut warnings = Vec::new();
+            let mut decoding = request.decoding.unwrap_or(self.profile.decoding);
+            let mut grammar_ms = 0.0;
             if decoding == Decoding::Constrained {
                 let compiling = Instant::now();
                 let choice = constrain::AnswerChoice { bias: self.profile.no_call_bias, margin: margin.clone() };
@@ -155,90 +135,24 @@ impl Brain for CandleBrain {
                         decoding = Decoding::Free;
                     }
                 }
-                stats.grammar_ms += compiling.elapsed().as_secs_f64() * 1000.0;
+                grammar_ms = compiling.elapsed().as_secs_f64() * 1000.0;
             }
-            let generation = self.model.generate(&prompt_text, params, on_token, cancel)?;
-            accumulate(&mut stats, &generation.stats);
-            warnings.extend(generation.warnings.iter().cloned());
+            let generation = self.model.generate(&prompt_text, params, &mut *on_token, cancel)?;
             if generation.stop == StopKind::Cancelled {
                 return Err(BrainError::Cancelled);
             }
-            let raw = generation.text;
-            let decision = |ai: AiMessage, parsed: Option<&Parsed>, status, error: Option<String>, warnings: Vec<String>| Decision {
-                ai,
-                raw_output: raw.clone(),
-                prompt: prompt_text.clone(),
-                plan: parsed.and_then(|p| p.plan.clone()),
-                report: DecisionReport {
-                    status,
-                    error,
-                    attempts,
-                    format: parsed.map(|p| p.format.to_string()),
-                    reasoning: parsed.and_then(|p| p.reasoning.clone()),
-                    stats: stats.clone(),
-                    warnings,
-                    no_call_margin: margin.lock().ok().and_then(|m| m.map(f64::from)),
-                    ..DecisionReport::new(&self.profile.name, request.phase, request.tool_calling, Some(decoding))
-                },
-            };
-            let parsed = match parse::parse(&raw, &request.tools, request.phase) {
-                Ok(parsed) => parsed,
-                Err(e) => {
-                    // Unparseable structure: the text itself is the best answer we have.
-                    let ai = AiMessage::answer(raw.trim());
-                    return Ok(decision(ai, None, DecisionStatus::Invalid, Some(e.to_string()), warnings));
-                }
-            };
-            warnings.extend(parsed.rejected.iter().map(|r| format!("refused call: {r}")));
-            warnings.extend(parsed.repaired.iter().map(|r| format!("rewritten to the described format: {r}")));
-            let both = !parsed.content.trim().is_empty() && !parsed.tool_calls.is_empty();
-            let mut ai = AiMessage { content: parsed.content.clone(), tool_calls: parsed.tool_calls.clone() };
-            if let Some(question) = super::last_question(&request.messages) {
-                let restored = faithful::restore_brackets(&mut ai.tool_calls, question);
-                warnings.extend(restored.iter().map(|r| format!("brackets restored from the request: {r}")));
-            }
-            if both && !parsed.format.is_envelope() {
-                // Narration around native calls ("I'll read it. <tool_call>...") is how
-                // these models talk, not a claim to be done: the calls are the decision.
-                warnings.push(format!("text around {} tool calls dropped: {}", parsed.format, ai.content.trim()));
-                ai.content.clear();
-            } else if both {
-                match request.exclusivity {
-                    Exclusivity::RetryThenContent if attempts == 1 => {
-                        warnings.push("content and tool_calls both set: retrying once with a stronger reminder".into());
-                        reminder = Reminder::Exclusive;
-                        continue;
-                    }
-                    Exclusivity::RetryThenContent | Exclusivity::ContentWins => {
-                        warnings.push("content and tool_calls both set: keeping the content, dropping the calls".into());
-                        ai.tool_calls.clear();
-                    }
-                    Exclusivity::CallsWin => {
-                        warnings.push("content and tool_calls both set: keeping the calls, dropping the content".into());
-                        ai.content.clear();
-                    }
-                    Exclusivity::Error => {
-                        let error = Some("content and tool_calls are both set".to_string());
-                        return Ok(decision(ai, Some(&parsed), DecisionStatus::Invalid, error, warnings));
-                    }
-                }
-            }
-            if ai.content.trim().is_empty() && ai.tool_calls.is_empty() && parsed.plan.is_none() {
-                let error = if parsed.rejected.is_empty() {
-                    "the model gave neither an answer nor a tool call".to_string()
-                } else {
-                    format!("every call was refused: {}", parsed.rejected.join("; "))
-                };
-                return Ok(decision(ai, Some(&parsed), DecisionStatus::Invalid, Some(error), warnings));
-            }
-            let mut decided = decision(ai, Some(&parsed), DecisionStatus::Success, None, warnings);
+            warnings.extend(generation.warnings.iter().cloned());
+            let stats = DecisionStats { grammar_ms, ..generation.stats };
+            Ok(decision::Attempt { raw: generation.text, prompt: prompt_text, decoding, stats, warnings })
+        })?;
+        if decided.valid() {
             if self.profile.answer_from_results && request.phase != crate::protocol::Phase::Plan && decided.ai.tool_calls.is_empty() {
                 if let Some((question, results)) = synthesis::results_for_question(&messages) {
                     self.answer_from_results(&mut decided, question, &results, on_token, cancel)?;
                 }
             }
             decided.ai.number_calls();
-            return Ok(decided);
         }
+        Ok(decided)
     }
 }

@@ -24,6 +24,30 @@ pub enum Backend {
     #[default]
     Candle,
     Mock,
+    /// A model served behind the OpenAI-compatible chat API (vLLM, SGLang, llama.cpp's
+    /// server, Ollama): [`super::served`].
+    #[serde(rename = "openai")]
+    OpenAi,
+}
+
+/// Which OpenAI-compatible server a `backend: openai` profile talks to: the chat API is
+/// the same, but each takes a constraint its own way (see [`super::served::wire`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerKind {
+    /// Only what the OpenAI API itself defines: a JSON schema as `response_format`.
+    #[default]
+    Generic,
+    /// llama.cpp's own `llama-server`: a JSON schema as `json_schema`.
+    LlamaCpp,
+    /// llama-cpp-python's server: a JSON schema as `response_format: json_object`.
+    LlamaCppPython,
+    /// vLLM: our own Lark grammar (llguidance) as `structured_outputs.grammar`, every form.
+    Vllm,
+    /// SGLang: a JSON schema as `response_format`.
+    Sglang,
+    /// Ollama: a JSON schema as `response_format`.
+    Ollama,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,6 +104,49 @@ pub struct Profile {
     /// cancelling and interrupting can be tried and tested without a model.
     #[serde(skip_serializing_if = "is_zero")]
     pub mock_delay_ms: u64,
+    /// `backend: openai`: the server's API root, e.g. `http://127.0.0.1:8080/v1`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// `backend: openai`: the model name the server serves (an id of its `/v1/models`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// `backend: openai`: the name of the environment variable that holds the API key (the
+    /// key itself never goes into a file, a log or a report).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// `backend: openai`: which server it is, for how a constraint is sent.
+    #[serde(skip_serializing_if = "is_default")]
+    pub server: ServerKind,
+    /// `backend: openai`: most seconds to open a connection.
+    #[serde(skip_serializing_if = "is_default_connect")]
+    pub connect_timeout_s: u64,
+    /// `backend: openai`: most seconds one request may take, streaming included.
+    #[serde(skip_serializing_if = "is_default_request")]
+    pub request_timeout_s: u64,
+    /// `backend: openai`: how many times a 429 or 5xx answer is retried (with backoff)
+    /// before the decision fails.
+    #[serde(skip_serializing_if = "is_default_retries")]
+    pub retries: u32,
+}
+
+const CONNECT_TIMEOUT_S: u64 = 10;
+const REQUEST_TIMEOUT_S: u64 = 300;
+const RETRIES: u32 = 2;
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
+}
+
+fn is_default_connect(value: &u64) -> bool {
+    *value == CONNECT_TIMEOUT_S
+}
+
+fn is_default_request(value: &u64) -> bool {
+    *value == REQUEST_TIMEOUT_S
+}
+
+fn is_default_retries(value: &u32) -> bool {
+    *value == RETRIES
 }
 
 /// Draft tokens by default: a batch of 8 runs the CPU kernels' 8-row path (on the 0.5B,
@@ -114,6 +181,13 @@ impl Default for Profile {
             next_call_after_results: false,
             draft_tokens: DRAFT_TOKENS,
             mock_delay_ms: 0,
+            base_url: None,
+            model: None,
+            api_key_env: None,
+            server: ServerKind::Generic,
+            connect_timeout_s: CONNECT_TIMEOUT_S,
+            request_timeout_s: REQUEST_TIMEOUT_S,
+            retries: RETRIES,
         }
     }
 }

@@ -25,7 +25,7 @@ mod vocab;
 pub use closing::{Closing, RESERVE};
 pub use formats::{normalize, normalize_args};
 pub use bias::{AnswerBias, ChoicePoint, Margin, EMPTY_CALLS, NO_TOOL_TASK};
-pub use grammar::{after_tasks_lark, lark, tasks_lark, KeyOrder, NativeStyle, Target, NO_TOOL};
+pub use grammar::{after_tasks_lark, json_schema, lark, tasks_lark, KeyOrder, NativeStyle, Target, NO_TOOL};
 pub use matcher::GrammarConstraint;
 pub use tasks::{chosen_tools, TasksFirst};
 pub use vocab::TokenSpace;

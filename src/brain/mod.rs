@@ -10,6 +10,7 @@ pub mod candle;
 pub mod config;
 pub mod constrain;
 pub mod context;
+mod decision;
 pub mod faithful;
 pub mod fetch;
 pub mod format;
@@ -19,6 +20,7 @@ pub mod model;
 pub mod parse;
 pub mod progress;
 pub mod prompt;
+pub mod served;
 pub mod synthesis;
 pub mod template;
 pub mod tokenizer;
@@ -30,7 +32,7 @@ use serde_json::Value;
 
 use crate::protocol::{AiMessage, DecisionReport, Message, Phase, Plan, ToolCalling};
 pub use crate::protocol::{DecisionStatus, Decoding, Strategy, Stream};
-pub use config::{Backend, Exclusivity, ModelConfig, Profile};
+pub use config::{Backend, Exclusivity, ModelConfig, Profile, ServerKind};
 
 /// One decision to make.
 #[derive(Clone, Debug)]
@@ -88,6 +90,9 @@ pub enum BrainError {
     /// A file of the model folder or profile that could not be read (it names the file).
     #[error(transparent)]
     Input(#[from] crate::input::InputError),
+    /// A served model's server failed or refused (`backend: openai`).
+    #[error("model server {base_url}: {problem}")]
+    Server { base_url: String, problem: String },
     #[error("{0}")]
     Other(String),
 }
@@ -103,6 +108,7 @@ pub fn make_brain_reporting(profile: &Profile, progress: progress::ProgressSink<
     match profile.backend {
         Backend::Mock => Ok(Box::new(mock::MockBrain::new(profile.clone()))),
         Backend::Candle => Ok(Box::new(candle::CandleBrain::load_reporting(profile, progress)?)),
+        Backend::OpenAi => Ok(Box::new(served::ServedBrain::new(profile)?)),
     }
 }
 

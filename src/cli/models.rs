@@ -59,6 +59,10 @@ fn describe(p: &Profile) -> String {
     if p.backend == Backend::Mock {
         return "mock brain (no model file)".into();
     }
+    if p.backend == Backend::OpenAi {
+        let at = p.base_url.as_deref().unwrap_or("(no base_url)");
+        return format!("served    {} at {at}", p.model.as_deref().unwrap_or("(no model)"));
+    }
     let path = fetch::resolve_model_path(p);
     let fix = |name: &str| format!("b4 models fetch {name}");
     let Ok(meta) = std::fs::metadata(&path) else {
@@ -79,7 +83,7 @@ fn describe(p: &Profile) -> String {
 /// needs no separate step; checks a present one, with a progress bar while the terminal is
 /// still ours, so that a corrupt file stops here with the fix.
 pub fn ensure_model(profile: &Profile) -> Result<()> {
-    if profile.backend == Backend::Mock {
+    if matches!(profile.backend, Backend::Mock | Backend::OpenAi) {
         return Ok(());
     }
     if fetch::resolve_model_path(profile).exists() {

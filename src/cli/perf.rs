@@ -49,6 +49,9 @@ pub fn run(args: PerfArgs) -> Result<ExitCode> {
         if profile.backend == Backend::Mock {
             return Err(perf::PerfError::Mock(profile.name.clone()).into());
         }
+        if profile.backend == Backend::OpenAi {
+            return Err(perf::PerfError::Served(profile.name.clone()).into());
+        }
         profiles.push(profile);
     }
     let dir = tempfile::tempdir().context("cannot create a temp dir")?;

@@ -31,7 +31,7 @@ pub fn entries(config: &ModelConfig) -> Vec<ProfileEntry> {
 }
 
 pub fn model_file(profile: &Profile) -> ModelFile {
-    if profile.backend == Backend::Mock {
+    if matches!(profile.backend, Backend::Mock | Backend::OpenAi) {
         return ModelFile::NotNeeded;
     }
     let path = fetch::resolve_model_path(profile);

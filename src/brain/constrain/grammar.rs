@@ -46,6 +46,18 @@ pub fn lark(tools: &[ToolSpec], target: Target) -> String {
     }
 }
 
+/// The JSON schema of `target` over `tools`, for a constraint that takes a schema rather
+/// than a grammar (a served model's structured output); `None` for the native forms, which
+/// are not JSON. It is the `%json` body of [`lark`]'s grammar for the same form.
+pub fn json_schema(tools: &[ToolSpec], target: Target) -> Option<Value> {
+    let tools = grammar_tools(tools);
+    match target {
+        Target::Envelope(order) => Some(envelope::envelope_schema(&tools, order)),
+        Target::Plan => Some(plan::plan_schema(&tools)),
+        Target::Native(_) => None,
+    }
+}
+
 pub(crate) fn grammar_tools(tools: &[ToolSpec]) -> Vec<Tool<'_>> {
     let mut out: Vec<Tool> = Vec::new();
     for spec in tools {

@@ -171,7 +171,7 @@ fn calls_schema(tools: &[Tool], order: KeyOrder) -> Value {
     envelope_object(json!({"const": ""}), calls, order)
 }
 
-fn envelope_schema(tools: &[Tool], order: KeyOrder) -> Value {
+pub(crate) fn envelope_schema(tools: &[Tool], order: KeyOrder) -> Value {
     if tools.is_empty() {
         return answer_schema(order);
     }

@@ -58,7 +58,7 @@ pub(crate) fn lark(tools: &[Tool]) -> String {
     format!("start: %json {}\n", json_grammar(plan_schema(tools)))
 }
 
-fn plan_schema(tools: &[Tool]) -> Value {
+pub(crate) fn plan_schema(tools: &[Tool]) -> Value {
     if tools.is_empty() {
         return answer_schema(KeyOrder::ContentFirst);
     }

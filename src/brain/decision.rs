@@ -1,0 +1,132 @@
+//! What every real brain does with a model's raw text, wherever the model runs (in process
+//! or on a server): parse it, keep an answer and calls apart (the exclusivity policy, with
+//! one retry under a stronger reminder), restore what the request said, and report how the
+//! decision was made.
+
+use super::constrain::Margin;
+use super::faithful;
+use super::parse::{self, Parsed};
+use super::prompt::Reminder;
+use super::{BrainError, Decision, DecisionRequest, DecisionStatus, Decoding, Exclusivity, Profile};
+use crate::protocol::{AiMessage, DecisionReport, DecisionStats};
+
+/// One generation of a decision: what the model saw and wrote.
+pub(crate) struct Attempt {
+    /// The model's raw text.
+    pub raw: String,
+    /// The prompt as the model saw it (rendered, or the request sent).
+    pub prompt: String,
+    /// How it was decoded (free where a constraint could not be applied).
+    pub decoding: Decoding,
+    pub stats: DecisionStats,
+    pub warnings: Vec<String>,
+}
+
+/// Runs `attempt` (once, or twice when the exclusivity policy retries with
+/// [`Reminder::Exclusive`]) and turns its raw text into the decision. `warnings` are those
+/// gathered before the first attempt (a trimmed conversation, say); `margin` receives the
+/// model's own answer-or-call margin where constrained decoding watched it.
+pub(crate) fn decide(
+    profile: &Profile,
+    request: &DecisionRequest,
+    margin: &Margin,
+    mut warnings: Vec<String>,
+    mut attempt: impl FnMut(Reminder) -> Result<Attempt, BrainError>,
+) -> Result<Decision, BrainError> {
+    let mut reminder = Reminder::None;
+    let mut stats = DecisionStats::default();
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let Attempt { raw, prompt, decoding, stats: attempt_stats, warnings: attempt_warnings } = attempt(reminder)?;
+        accumulate(&mut stats, &attempt_stats);
+        warnings.extend(attempt_warnings);
+        let decision = |ai: AiMessage, parsed: Option<&Parsed>, status, error: Option<String>, warnings: Vec<String>| Decision {
+            ai,
+            raw_output: raw.clone(),
+            prompt: prompt.clone(),
+            plan: parsed.and_then(|p| p.plan.clone()),
+            report: DecisionReport {
+                status,
+                error,
+                attempts,
+                format: parsed.map(|p| p.format.to_string()),
+                reasoning: parsed.and_then(|p| p.reasoning.clone()),
+                stats: stats.clone(),
+                warnings,
+                no_call_margin: margin.lock().ok().and_then(|m| m.map(f64::from)),
+                ..DecisionReport::new(&profile.name, request.phase, request.tool_calling, Some(decoding))
+            },
+        };
+        let parsed = match parse::parse(&raw, &request.tools, request.phase) {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                // Unparseable structure: the text itself is the best answer we have.
+                let ai = AiMessage::answer(raw.trim());
+                return Ok(decision(ai, None, DecisionStatus::Invalid, Some(e.to_string()), warnings));
+            }
+        };
+        warnings.extend(parsed.rejected.iter().map(|r| format!("refused call: {r}")));
+        warnings.extend(parsed.repaired.iter().map(|r| format!("rewritten to the described format: {r}")));
+        let both = !parsed.content.trim().is_empty() && !parsed.tool_calls.is_empty();
+        let mut ai = AiMessage { content: parsed.content.clone(), tool_calls: parsed.tool_calls.clone() };
+        if let Some(question) = super::last_question(&request.messages) {
+            let restored = faithful::restore_brackets(&mut ai.tool_calls, question);
+            warnings.extend(restored.iter().map(|r| format!("brackets restored from the request: {r}")));
+        }
+        if both && !parsed.format.is_envelope() {
+            // Narration around native calls ("I'll read it. <tool_call>...") is how
+            // these models talk, not a claim to be done: the calls are the decision.
+            warnings.push(format!("text around {} tool calls dropped: {}", parsed.format, ai.content.trim()));
+            ai.content.clear();
+        } else if both {
+            match request.exclusivity {
+                Exclusivity::RetryThenContent if attempts == 1 => {
+                    warnings.push("content and tool_calls both set: retrying once with a stronger reminder".into());
+                    reminder = Reminder::Exclusive;
+                    continue;
+                }
+                Exclusivity::RetryThenContent | Exclusivity::ContentWins => {
+                    warnings.push("content and tool_calls both set: keeping the content, dropping the calls".into());
+                    ai.tool_calls.clear();
+                }
+                Exclusivity::CallsWin => {
+                    warnings.push("content and tool_calls both set: keeping the calls, dropping the content".into());
+                    ai.content.clear();
+                }
+                Exclusivity::Error => {
+                    let error = Some("content and tool_calls are both set".to_string());
+                    return Ok(decision(ai, Some(&parsed), DecisionStatus::Invalid, error, warnings));
+                }
+            }
+        }
+        if ai.content.trim().is_empty() && ai.tool_calls.is_empty() && parsed.plan.is_none() {
+            let error = if parsed.rejected.is_empty() {
+                "the model gave neither an answer nor a tool call".to_string()
+            } else {
+                format!("every call was refused: {}", parsed.rejected.join("; "))
+            };
+            return Ok(decision(ai, Some(&parsed), DecisionStatus::Invalid, Some(error), warnings));
+        }
+        return Ok(decision(ai, Some(&parsed), DecisionStatus::Success, None, warnings));
+    }
+}
+
+/// Adds one attempt's figures to the running total of a decision.
+fn accumulate(total: &mut DecisionStats, s: &DecisionStats) {
+    total.prompt_tokens = s.prompt_tokens;
+    total.reused_tokens = s.reused_tokens;
+    total.generated_tokens += s.generated_tokens;
+    total.prefill_ms += s.prefill_ms;
+    total.decode_ms += s.decode_ms;
+    total.prefill_tok_s = s.prefill_tok_s;
+    total.decode_tok_s = s.decode_tok_s;
+    total.latency_ms += s.latency_ms;
+    total.mask_ms += s.mask_ms;
+    total.grammar_ms += s.grammar_ms;
+    total.fast_forwarded += s.fast_forwarded;
+    total.prompt_cache_tokens = s.prompt_cache_tokens;
+    if total.ttft_ms == 0.0 {
+        total.ttft_ms = s.ttft_ms;
+    }
+}
