@@ -507,6 +507,22 @@ fn is_zero(value: &f64) -> bool {
     *value == 0.0
 }
 
+impl DecisionStats {
+    /// Whether a served model made the decision (it reports a time to first token).
+    pub fn served(&self) -> bool {
+        self.ttft_ms > 0.0
+    }
+
+    /// The prompt's token count as shown: `?` for a server that reported none.
+    pub fn prompt_shown(&self) -> String {
+        if self.served() && self.prompt_tokens == 0 {
+            "?".into()
+        } else {
+            self.prompt_tokens.to_string()
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {

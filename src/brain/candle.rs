@@ -58,45 +58,18 @@ impl CandleBrain {
         on_token: TokenSink<'_>,
         cancel: &AtomicBool,
     ) -> Result<(), BrainError> {
-        const MARK: &str = "\n\n[answer written from the tool results]\n";
         let prompt_text = self.model.render(&synthesis::messages(question, results), None)?;
-        let params = GenParams { max_new_tokens: self.profile.max_new_tokens.min(ANSWER_TOKENS), ..self.params() };
-        on_token(crate::protocol::Stream::Text(MARK));
+        let params = GenParams { max_new_tokens: self.profile.max_new_tokens.min(decision::ANSWER_TOKENS), ..self.params() };
+        on_token(crate::protocol::Stream::Text(decision::ANSWER_MARK));
         let generation = self.model.generate(&prompt_text, params, on_token, cancel)?;
         if generation.stop == StopKind::Cancelled {
             return Err(BrainError::Cancelled);
         }
-        let stats = &mut decided.report.stats;
-        stats.generated_tokens += generation.stats.generated_tokens;
-        stats.prefill_ms += generation.stats.prefill_ms;
-        stats.decode_ms += generation.stats.decode_ms;
-        stats.latency_ms += generation.stats.latency_ms;
-        decided.report.warnings.extend(generation.warnings.iter().cloned());
-        decided.raw_output.push_str(MARK);
-        decided.raw_output.push_str(&generation.text);
-        let answer = generation.text.trim();
-        if answer.is_empty() {
-            decided.report.warnings.push("the answer written from the tool results came out empty: the decision's own answer stays".into());
-        } else {
-            decided.report.warnings.push(format!("answer written from the tool results (the decision's own: {})", one_line(&decided.ai.content, 120)));
-            decided.ai.content = answer.to_string();
-        }
+        decision::answer_from_results(decided, &generation.text, &generation.stats, &generation.warnings);
         Ok(())
     }
 }
 
-/// Most tokens of an answer written from tool results.
-const ANSWER_TOKENS: usize = 256;
-
-/// `text` on one line, cut to `max` characters.
-fn one_line(text: &str, max: usize) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() > max {
-        format!("{}...", flat.chars().take(max).collect::<String>())
-    } else {
-        flat
-    }
-}
 
 /// Tokens kept free for the reminder a retry adds.
 const RETRY_ROOM: usize = 64;

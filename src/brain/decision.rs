@@ -112,6 +112,44 @@ pub(crate) fn decide(
     }
 }
 
+/// Where the raw text goes on with an answer written again from the tool results.
+pub(crate) const ANSWER_MARK: &str = "\n\n[answer written from the tool results]\n";
+
+/// Most tokens of an answer written from tool results.
+pub(crate) const ANSWER_TOKENS: usize = 256;
+
+/// Puts `answer`, written again from the question and its tool results alone
+/// ([`super::synthesis`]), in `decided` in place of its own answer (which the report keeps);
+/// the decision's own answer stays when this one came out empty. The generation's figures
+/// add to the decision's.
+pub(crate) fn answer_from_results(decided: &mut Decision, answer: &str, stats: &DecisionStats, warnings: &[String]) {
+    let total = &mut decided.report.stats;
+    total.generated_tokens += stats.generated_tokens;
+    total.prefill_ms += stats.prefill_ms;
+    total.decode_ms += stats.decode_ms;
+    total.latency_ms += stats.latency_ms;
+    decided.report.warnings.extend(warnings.iter().cloned());
+    decided.raw_output.push_str(ANSWER_MARK);
+    decided.raw_output.push_str(answer);
+    let answer = answer.trim();
+    if answer.is_empty() {
+        decided.report.warnings.push("the answer written from the tool results came out empty: the decision's own answer stays".into());
+    } else {
+        decided.report.warnings.push(format!("answer written from the tool results (the decision's own: {})", one_line(&decided.ai.content, 120)));
+        decided.ai.content = answer.to_string();
+    }
+}
+
+/// `text` on one line, cut to `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() > max {
+        format!("{}...", flat.chars().take(max).collect::<String>())
+    } else {
+        flat
+    }
+}
+
 /// Adds one attempt's figures to the running total of a decision.
 fn accumulate(total: &mut DecisionStats, s: &DecisionStats) {
     total.prompt_tokens = s.prompt_tokens;

@@ -31,8 +31,9 @@ use super::constrain::{self, grounding, Target};
 use super::decision::{self, Attempt};
 use super::format::{ends_with_results, Ask};
 use super::prompt;
+use super::synthesis;
 use super::{Brain, BrainError, Decision, DecisionRequest, Decoding, Profile, ServerKind, TokenSink};
-use crate::protocol::{DecisionStats, Stream};
+use crate::protocol::{DecisionStats, Phase, Stream};
 use crate::tools::spec::ToolSpec;
 use client::{Endpoint, Event, Outcome};
 use wire::Constraint;
@@ -145,6 +146,26 @@ impl ServedBrain {
     }
 }
 
+impl ServedBrain {
+    /// [`decision::answer_from_results`] with the answer written by the server, free.
+    fn answer_from_results(
+        &self,
+        decided: &mut Decision,
+        question: &str,
+        results: &[(&str, &str)],
+        on_token: TokenSink<'_>,
+        cancel: &AtomicBool,
+    ) -> Result<(), BrainError> {
+        let profile = Profile { max_new_tokens: self.profile.max_new_tokens.min(decision::ANSWER_TOKENS), ..self.profile.clone() };
+        let body = wire::body(&profile, &self.model, synthesis::messages(question, results), None, None);
+        on_token(Stream::Text(decision::ANSWER_MARK));
+        let outcome = self.send(body, on_token, cancel)?;
+        let warnings: Vec<String> = outcome.retried.iter().map(|r| format!("model server: {r}")).collect();
+        decision::answer_from_results(decided, &outcome.completion.raw_text(), &stats_of(&outcome), &warnings);
+        Ok(())
+    }
+}
+
 impl Drop for ServedBrain {
     fn drop(&mut self) {
         if let Some(runtime) = self.runtime.take() {
@@ -203,6 +224,11 @@ impl Brain for ServedBrain {
             Ok(Attempt { raw: outcome.completion.raw_text(), prompt, decoding, stats: stats_of(&outcome), warnings })
         })?;
         if decided.valid() {
+            if self.profile.answer_from_results && request.phase != Phase::Plan && decided.ai.tool_calls.is_empty() {
+                if let Some((question, results)) = synthesis::results_for_question(&request.messages) {
+                    self.answer_from_results(&mut decided, question, &results, on_token, cancel)?;
+                }
+            }
             decided.ai.number_calls();
         }
         Ok(decided)

@@ -125,7 +125,17 @@ impl Printer {
                         println!("assistant -> {}({})", call.name, Value::Object(call.args.clone()));
                     }
                 }
-                if stats.prompt_tokens > 0 {
+                if stats.served() {
+                    eprintln!(
+                        "  [prompt {} tok, reused {} (server cache), generated {}; first token {:.0} ms, decode {:.1} tok/s; {:.0} ms]",
+                        stats.prompt_shown(),
+                        stats.reused_tokens,
+                        stats.generated_tokens,
+                        stats.ttft_ms,
+                        stats.decode_tok_s,
+                        stats.latency_ms
+                    );
+                } else if stats.prompt_tokens > 0 {
                     eprintln!(
                         "  [prompt {} tok, reused {} ({} from disk), generated {} ({} fast-forwarded); prefill {:.1} tok/s, decode {:.1} tok/s; {:.0} ms]",
                         stats.prompt_tokens,

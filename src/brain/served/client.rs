@@ -53,16 +53,103 @@ const MAX_BACKOFF: Duration = Duration::from_secs(10);
 pub async fn complete(client: &reqwest::Client, endpoint: &Endpoint, body: &Value, events: &Sender<Event>) -> Result<Outcome, String> {
     let started = Instant::now();
     let mut retried = Vec::new();
-    let mut attempt = 0;
-    let response = loop {
+    let response = send(client, endpoint, body, &mut retried).await?;
+    let streamed = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let mut completion = Completion::default();
+    let mut ttft_ms = None;
+    let send_text = |text: String, ttft_ms: &mut Option<f64>| {
+        if !text.is_empty() {
+            ttft_ms.get_or_insert_with(|| started.elapsed().as_secs_f64() * 1000.0);
+            let _ = events.send(Event::Text(text));
+        }
+    };
+    let whole = if streamed {
+        let mut response = response;
+        let mut stream = EventStream::default();
+        let (mut done, mut seen) = (false, 0);
+        while !done {
+            let chunk = match response.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                Err(e) => return Err(format!("the stream broke after {} pieces: {}", completion.pieces, innermost(&e, endpoint))),
+            };
+            for payload in stream.push(&chunk) {
+                seen += 1;
+                if payload.trim() == "[DONE]" {
+                    done = true;
+                    break;
+                }
+                let event: Value = serde_json::from_str(&payload)
+                    .map_err(|_| format!("a streamed event that is not JSON: {}", wire::cut(&payload, 200)))?;
+                let text = completion.apply(&event).map_err(|e| format!("the server reported an error mid-answer: {e}"))?;
+                send_text(text, &mut ttft_ms);
+            }
+        }
+        if !done {
+            if let Some(payload) = stream.finish().filter(|p| p.trim() != "[DONE]") {
+                seen += 1;
+                if let Ok(event) = serde_json::from_str::<Value>(&payload) {
+                    let text = completion.apply(&event).map_err(|e| format!("the server reported an error mid-answer: {e}"))?;
+                    send_text(text, &mut ttft_ms);
+                }
+            }
+        }
+        if !done && seen == 0 {
+            // llama-cpp-python refuses some requests (one over the context length) only
+            // after it has answered 200 and opened the stream, which then ends empty: the
+            // same request unstreamed gets the refusal itself.
+            let mut unstreamed = body.clone();
+            if let Some(map) = unstreamed.as_object_mut() {
+                map.insert("stream".into(), Value::Bool(false));
+                map.remove("stream_options");
+            }
+            Some(send(client, endpoint, &unstreamed, &mut retried).await?)
+        } else {
+            if !done && completion.finish_reason.is_none() {
+                return Err(format!("the stream ended before the answer did ({} pieces, no finish reason, no [DONE])", completion.pieces));
+            }
+            None
+        }
+    } else {
+        Some(response)
+    };
+    if let Some(response) = whole {
+        // A server that does not stream answers with the whole completion at once.
+        let text = response.text().await.map_err(|e| format!("the answer broke off: {}", innermost(&e, endpoint)))?;
+        let whole: Value = serde_json::from_str(&text).map_err(|_| format!("the answer is not JSON: {}", wire::cut(&text, 200)))?;
+        let added = completion.apply(&whole).map_err(|e| format!("the server reported an error: {e}"))?;
+        send_text(added, &mut ttft_ms);
+    }
+    Ok(Outcome { completion, ttft_ms, total_ms: started.elapsed().as_secs_f64() * 1000.0, retried })
+}
+
+/// Sends `body` until it gets a successful answer: a 429 or 5xx is tried again after a
+/// backoff (`Retry-After` where the server gives one), `endpoint.retries` times at most.
+async fn send(client: &reqwest::Client, endpoint: &Endpoint, body: &Value, retried: &mut Vec<String>) -> Result<reqwest::Response, String> {
+    let (mut attempt, mut stale_retried) = (0, false);
+    loop {
         let mut request = client.post(endpoint.url()).header(CONTENT_TYPE, "application/json").header(ACCEPT, "text/event-stream");
         if let Some(key) = &endpoint.api_key {
             request = request.header(AUTHORIZATION, format!("Bearer {key}"));
         }
-        let response = request.body(body.to_string()).send().await.map_err(|e| transport(&e, endpoint))?;
+        let response = match request.body(body.to_string()).send().await {
+            Ok(response) => response,
+            // A kept-alive connection the server had closed meanwhile (uvicorn does after a
+            // cut stream): the request never reached it, so once more on a new connection.
+            Err(e) if !stale_retried && !e.is_connect() && !e.is_timeout() => {
+                stale_retried = true;
+                retried.push(format!("{}, sent again on a new connection", innermost(&e, endpoint)));
+                continue;
+            }
+            Err(e) => return Err(transport(&e, endpoint)),
+        };
         let status = response.status();
         if status.is_success() {
-            break response;
+            return Ok(response);
         }
         let wait = retry_after(response.headers());
         let text = response.text().await.unwrap_or_default();
@@ -75,60 +162,7 @@ pub async fn complete(client: &reqwest::Client, endpoint: &Endpoint, body: &Valu
             continue;
         }
         return Err(refusal(status, &message, endpoint, attempt));
-    };
-    let streamed = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    let mut completion = Completion::default();
-    let mut ttft_ms = None;
-    let send = |text: String, ttft_ms: &mut Option<f64>| {
-        if !text.is_empty() {
-            ttft_ms.get_or_insert_with(|| started.elapsed().as_secs_f64() * 1000.0);
-            let _ = events.send(Event::Text(text));
-        }
-    };
-    if streamed {
-        let mut response = response;
-        let mut stream = EventStream::default();
-        let mut done = false;
-        while !done {
-            let chunk = match response.chunk().await {
-                Ok(Some(chunk)) => chunk,
-                Ok(None) => break,
-                Err(e) => return Err(format!("the stream broke after {} pieces: {}", completion.pieces, innermost(&e, endpoint))),
-            };
-            for payload in stream.push(&chunk) {
-                if payload.trim() == "[DONE]" {
-                    done = true;
-                    break;
-                }
-                let event: Value = serde_json::from_str(&payload)
-                    .map_err(|_| format!("a streamed event that is not JSON: {}", wire::cut(&payload, 200)))?;
-                let text = completion.apply(&event).map_err(|e| format!("the server reported an error mid-answer: {e}"))?;
-                send(text, &mut ttft_ms);
-            }
-        }
-        if !done {
-            if let Some(payload) = stream.finish().filter(|p| p.trim() != "[DONE]") {
-                if let Ok(event) = serde_json::from_str::<Value>(&payload) {
-                    let text = completion.apply(&event).map_err(|e| format!("the server reported an error mid-answer: {e}"))?;
-                    send(text, &mut ttft_ms);
-                }
-            }
-            if completion.finish_reason.is_none() {
-                return Err(format!("the stream ended before the answer did ({} pieces, no finish reason, no [DONE])", completion.pieces));
-            }
-        }
-    } else {
-        // A server that does not stream answers with the whole completion at once.
-        let text = response.text().await.map_err(|e| format!("the answer broke off: {}", innermost(&e, endpoint)))?;
-        let whole: Value = serde_json::from_str(&text).map_err(|_| format!("the answer is not JSON: {}", wire::cut(&text, 200)))?;
-        let added = completion.apply(&whole).map_err(|e| format!("the server reported an error: {e}"))?;
-        send(added, &mut ttft_ms);
     }
-    Ok(Outcome { completion, ttft_ms, total_ms: started.elapsed().as_secs_f64() * 1000.0, retried })
 }
 
 /// The line for a request that never got an answer.

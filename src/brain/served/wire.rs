@@ -60,10 +60,10 @@ pub fn constraint_fields(server: ServerKind, constraint: &Constraint) -> Map<Str
             out.insert("structured_outputs".into(), json!({"grammar": grammar}));
         }
         (Constraint::JsonSchema(schema), ServerKind::LlamaCpp) => {
-            out.insert("json_schema".into(), schema.clone());
+            out.insert("json_schema".into(), for_llama_cpp(schema));
         }
         (Constraint::JsonSchema(schema), ServerKind::LlamaCppPython) => {
-            out.insert("response_format".into(), json!({"type": "json_object", "schema": schema}));
+            out.insert("response_format".into(), json!({"type": "json_object", "schema": for_llama_cpp(schema)}));
         }
         (Constraint::JsonSchema(schema), ServerKind::Vllm) => {
             out.insert("structured_outputs".into(), json!({"json": schema}));
@@ -76,6 +76,36 @@ pub fn constraint_fields(server: ServerKind, constraint: &Constraint) -> Map<Str
         }
     }
     out
+}
+
+/// `schema` as llama.cpp's schema-to-grammar converter reads it. It takes only patterns
+/// anchored with `^...$` and, given any other, drops the whole schema for plain JSON
+/// without a word (seen with llama-cpp-python 0.3.36); it reads `maxItems: 0` as no
+/// bound. So an unanchored pattern becomes `minLength: 1` when it only asks for a visible
+/// character (the answer's `\S`) and is dropped otherwise, and an array of at most none
+/// becomes the constant `[]`.
+pub fn for_llama_cpp(schema: &Value) -> Value {
+    match schema {
+        Value::Array(items) => Value::Array(items.iter().map(for_llama_cpp).collect()),
+        Value::Object(map) => {
+            let mut out: Map<String, Value> = map.iter().map(|(k, v)| (k.clone(), for_llama_cpp(v))).collect();
+            if let Some(Value::String(pattern)) = out.get("pattern") {
+                if !(pattern.starts_with('^') && pattern.ends_with('$')) {
+                    if pattern == r"\S" {
+                        out.insert("minLength".into(), json!(1));
+                    }
+                    out.remove("pattern");
+                }
+            }
+            if out.get("type") == Some(&json!("array")) && out.get("maxItems") == Some(&json!(0)) {
+                out.remove("type");
+                out.remove("maxItems");
+                out.insert("const".into(), json!([]));
+            }
+            Value::Object(out)
+        }
+        other => other.clone(),
+    }
 }
 
 /// The prompt messages (Hugging Face chat messages, as [`crate::brain::prompt::build`]

@@ -155,7 +155,7 @@ impl RawPane {
                 },
                 (Some(stats), false) => format!(
                     " prompt {} · reused {} · gen {}{} ",
-                    stats.prompt_tokens,
+                    stats.prompt_shown(),
                     stats.reused_tokens,
                     stats.generated_tokens,
                     tok_s(stats).map(|t| format!(" · {t} tok/s")).unwrap_or_default()

@@ -161,7 +161,8 @@ impl RawTurn {
         }
         if let Some(stats) = &self.stats {
             out.extend(wrap_text(&stats_line(stats), theme::dim(), width, 0));
-            if self.decoding == Decoding::Constrained || stats.mask_ms > 0.0 || stats.grammar_ms > 0.0 {
+            // A server masks its tokens out of our sight: no mask figures to show.
+            if (self.decoding == Decoding::Constrained && !stats.served()) || grammar_applied(stats) {
                 out.extend(wrap_text(&mask_line(stats), theme::dim(), width, 0));
             }
         }
@@ -178,7 +179,8 @@ pub fn phase_name(phase: Phase) -> &'static str {
 }
 
 /// `prompt 812 · reused 640 (600 from disk) · generated 57 (31 fast-forwarded) · 23.4 tok/s
-/// · 2.41 s`; no speed for a brain that reports none (the mock), rather than `0.0 tok/s`.
+/// · 2.41 s`; no speed for a brain that reports none (the mock), rather than `0.0 tok/s`; a
+/// served model's time to first token, and `prompt ?` where its server gave no count.
 pub fn stats_line(stats: &DecisionStats) -> String {
     let speed = tok_s(stats).map(|t| format!(" · {t} tok/s")).unwrap_or_default();
     let drafted = match stats.fast_forwarded {
@@ -189,9 +191,10 @@ pub fn stats_line(stats: &DecisionStats) -> String {
         0 => String::new(),
         n => format!(" ({n} from disk)"),
     };
+    let first = if stats.served() { format!(" · first token {:.2} s", stats.ttft_ms / 1000.0) } else { String::new() };
     format!(
-        "prompt {} · reused {}{from_disk} · generated {}{drafted}{speed} · {:.2} s",
-        stats.prompt_tokens,
+        "prompt {} · reused {}{from_disk} · generated {}{drafted}{speed}{first} · {:.2} s",
+        stats.prompt_shown(),
         stats.reused_tokens,
         stats.generated_tokens,
         stats.latency_ms / 1000.0
@@ -238,6 +241,20 @@ mod tests {
         assert_eq!(stats_line(&stats), "prompt 812 · reused 640 · generated 57 (31 fast-forwarded) · 23.4 tok/s · 2.41 s");
         let stats = DecisionStats { prompt_cache_tokens: 600, ..stats };
         assert_eq!(stats_line(&stats), "prompt 812 · reused 640 (600 from disk) · generated 57 (31 fast-forwarded) · 23.4 tok/s · 2.41 s");
+    }
+
+    #[test]
+    fn a_served_decision_shows_its_first_token_and_no_mask_line() {
+        let stats = DecisionStats { generated_tokens: 37, decode_tok_s: 25.1, latency_ms: 8100.0, ttft_ms: 374.0, ..DecisionStats::default() };
+        assert_eq!(stats_line(&stats), "prompt ? · reused 0 · generated 37 · 25.1 tok/s · first token 0.37 s · 8.10 s");
+        let counted = DecisionStats { prompt_tokens: 951, reused_tokens: 900, ..stats.clone() };
+        assert!(stats_line(&counted).starts_with("prompt 951 · reused 900 · "), "{}", stats_line(&counted));
+        let mut turn = RawTurn::new(1, Phase::React, ToolCalling::PromptJson);
+        turn.decoding = Decoding::Constrained;
+        turn.push("{}");
+        turn.stats = Some(stats);
+        let lines: Vec<String> = turn.lines(200, false).iter().map(|l| l.to_string()).collect();
+        assert!(!lines.iter().any(|l| l.starts_with("mask ")), "{lines:?}");
     }
 
     #[test]

@@ -36,6 +36,19 @@ fn each_server_gets_the_constraint_in_its_own_field() {
     let schema = json!({"type": "object"});
     let fields = |server| Value::Object(constraint_fields(server, &Constraint::JsonSchema(schema.clone())));
     assert_eq!(fields(ServerKind::LlamaCppPython), json!({"response_format": {"type": "json_object", "schema": schema}}));
+    let answer = json!({"anyOf": [{"properties": {
+        "tool_calls": {"type": "array", "maxItems": 0},
+        "content": {"type": "string", "pattern": "\\S"},
+        "date": {"type": "string", "pattern": "^[0-9]{4}$"},
+    }}]});
+    assert_eq!(
+        for_llama_cpp(&answer),
+        json!({"anyOf": [{"properties": {
+            "tool_calls": {"const": []},
+            "content": {"type": "string", "minLength": 1},
+            "date": {"type": "string", "pattern": "^[0-9]{4}$"},
+        }}]})
+    );
     assert_eq!(fields(ServerKind::LlamaCpp), json!({"json_schema": schema}));
     assert_eq!(fields(ServerKind::Vllm), json!({"structured_outputs": {"json": schema}}));
     assert_eq!(
