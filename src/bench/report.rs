@@ -302,7 +302,9 @@ pub fn build_report(plan: &BenchPlan, run: &BenchRun, meta: ReportMeta) -> Repor
                 profile_label: s.profile.label().to_string(),
                 tool_calling: s.tool_calling.as_str().to_string(),
                 decoding: s.decoding.as_str().to_string(),
-                mask: (s.decoding == crate::brain::Decoding::Constrained).then(|| mask_cost(&mine)),
+                // A server masks out of our sight: no mask figures for a served profile.
+                mask: (s.decoding == crate::brain::Decoding::Constrained && s.profile.backend != crate::brain::Backend::OpenAi)
+                    .then(|| mask_cost(&mine)),
                 overall: stats(&mine),
                 categories: by_category,
                 agreement,
