@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # llama.cpp's OpenAI-compatible server (llama-cpp-python[server], pinned) in a virtual
 # environment cached outside the clone, for the served-model tests (tests/served_model.rs)
-# and `b4 perf`. The first run builds llama.cpp from source: about 25 minutes on a fresh
+# and `b4 perf`. The first run builds llama.cpp from source: about 7 minutes on a fresh
 # 2-core machine; later runs find it and return at once. Prints the environment's python.
 #
 # Where: $B4_LLAMA_SERVER_ENV, else ~/.cache/b4-agent/llama-server-<version>.
@@ -29,7 +29,7 @@ if [ -z "${CMAKE_ARGS:-}" ] && grep -qw amx_tile /proc/cpuinfo 2>/dev/null; then
   echo "AMX CPU: building llama.cpp with $CMAKE_ARGS" >&2
 fi
 
-echo "building llama-cpp-python[server]==$VERSION into $DIR (about 25 minutes on 2 cores, once per machine)" >&2
+echo "building llama-cpp-python[server]==$VERSION into $DIR (about 7 minutes on 2 cores, once per machine)" >&2
 mkdir -p "$(dirname "$DIR")"
 tmp="$DIR.partial.$$"
 rm -rf "$tmp"

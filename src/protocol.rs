@@ -610,6 +610,10 @@ pub struct Settings {
     /// How a fresh request's decision is asked under prompt_json.
     #[serde(default)]
     pub strategy: Strategy,
+    /// Whether prompt prefixes are saved to and read from the prompt cache on disk (one
+    /// setting for the whole process: `--no-prompt-cache` starts it off).
+    #[serde(default)]
+    pub prompt_cache: bool,
 }
 
 /// What the screen asks of the engine.
@@ -623,6 +627,8 @@ pub enum Command {
     SetProfile(String),
     SetStepMode(bool),
     SetDecoding(Decoding),
+    /// Turn the prompt cache on disk on or off.
+    SetPromptCache(bool),
     /// Step mode: go on past the current pause.
     Continue,
     /// Stop the running generation (within one token) and the conversation.

@@ -94,6 +94,7 @@ fn harness<'a>(fx: &'a Fixture, brain: Box<dyn Brain>, mode: AgentMode, max_turn
             step_mode: false,
             decoding: Decoding::Free,
             strategy: Default::default(),
+            prompt_cache: false,
         })),
         exclusivity: Exclusivity::ContentWins,
         max_turns,

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use b4_agent::brain::{make_brain, Brain, BrainError, DecisionRequest, Decoding, Exclusivity, Profile, ServerKind, Stream};
+use b4_agent::brain::{make_brain, BrainError, DecisionRequest, Decoding, Exclusivity, Profile, ServerKind, Stream};
 use b4_agent::brain::config::Backend;
 use b4_agent::protocol::{Message, Phase, ToolCalling};
 use serde_json::Value;
@@ -467,4 +467,93 @@ fn overload_is_retried_a_bounded_number_of_times_and_junk_is_named() {
     );
     let line = error_line(&run(&url, ""));
     assert!(line.contains("the stream ended before the answer did (1 pieces"), "{line}");
+}
+
+fn tmux(args: &[&str]) -> String {
+    let out = Command::new("tmux").args(args).output().expect("tmux is needed for this test (scripts/test.sh installs it)");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Waits for `what` on the tmux session's screen; the screen.
+fn wait_for(session: &str, what: &str, timeout: Duration) -> String {
+    let start = Instant::now();
+    loop {
+        let screen = tmux(&["capture-pane", "-t", session, "-p"]);
+        if screen.contains(what) {
+            return screen;
+        }
+        assert!(start.elapsed() < timeout, "waited {timeout:?} for {what:?}; screen:\n{screen}");
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+struct TmuxSession(String);
+
+impl Drop for TmuxSession {
+    fn drop(&mut self) {
+        tmux(&["kill-session", "-t", &self.0]);
+    }
+}
+
+#[test]
+fn the_tui_shows_a_served_models_decisions_plans_and_errors() {
+    let Some(python) = server_python() else { return };
+    let _one = one_at_a_time();
+    let mut server = Server::start(&python, None);
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_file(dir.path(), &served_yaml(&server.base_url(), "decoding: constrained\nanswer_from_results: true\n"));
+    let ws = tempfile::tempdir().unwrap();
+    for sub in ["docs", "data"] {
+        common::copy_dir(&repo().join(sub), &ws.path().join(sub));
+    }
+    let session = TmuxSession(format!("b4served{}", std::process::id()));
+    let command = format!(
+        "cd {} && {} tui --model_config {} --workspace {}; echo EXITED-$?; sleep 30",
+        repo().display(),
+        env!("CARGO_BIN_EXE_b4"),
+        config.display(),
+        ws.path().display()
+    );
+    tmux(&["new-session", "-d", "-s", &session.0, "-x", "140", "-y", "42", &command]);
+    wait_for(&session.0, "F1 help", Duration::from_secs(20));
+    let ask = |question: &str| {
+        tmux(&["send-keys", "-t", &session.0, "-l", question]);
+        tmux(&["send-keys", "-t", &session.0, "Enter"]);
+    };
+
+    // ReAct, prompt_json, constrained on the server: the call, its result, the answer and
+    // the server's figures in the raw pane.
+    ask("计算 (17 + 25) * 3 - 4");
+    wait_for(&session.0, "Answer", Duration::from_secs(120));
+    let screen = wait_for(&session.0, "│ ready", Duration::from_secs(120));
+    for expected in ["Tool calls", "Raw output", "calculator", "= 122", "tok/s · first", "prompt ?", "prompt_json", "constrained"] {
+        assert!(screen.contains(expected), "{expected:?} missing from:\n{screen}");
+    }
+
+    // plan-and-execute (F3), in a new conversation (Ctrl+N): a plan, its steps run.
+    tmux(&["send-keys", "-t", &session.0, "C-n"]);
+    tmux(&["send-keys", "-t", &session.0, "F3"]);
+    wait_for(&session.0, "plan_execute", Duration::from_secs(10));
+    ask("读取 docs/agent_intro.txt 并计算 12*12");
+    wait_for(&session.0, "╭ Plan", Duration::from_secs(180));
+    wait_for(&session.0, "12*12 = 144", Duration::from_secs(180));
+    wait_for(&session.0, "│ ready", Duration::from_secs(180));
+
+    // builtin (F2), back to ReAct: the server's template gets the tools, the model's own
+    // call format comes back and is parsed.
+    tmux(&["send-keys", "-t", &session.0, "C-n"]);
+    tmux(&["send-keys", "-t", &session.0, "F2"]);
+    tmux(&["send-keys", "-t", &session.0, "F3"]);
+    wait_for(&session.0, "│ react │ builtin │", Duration::from_secs(10));
+    ask("计算 3.14 * 5 - 2.5");
+    wait_for(&session.0, "= 13.2", Duration::from_secs(180));
+    let screen = wait_for(&session.0, "│ ready", Duration::from_secs(180));
+    assert!(screen.contains("react · builtin"), "{screen}");
+
+    // The server goes away: one error line, and the app is still there to ask again.
+    server.stop();
+    ask("计算 1 + 1");
+    let screen = wait_for(&session.0, "cannot connect", Duration::from_secs(60));
+    assert!(!screen.contains("EXITED"), "{screen}");
+    wait_for(&session.0, "│ ready", Duration::from_secs(30));
 }

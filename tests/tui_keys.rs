@@ -72,6 +72,21 @@ fn the_decoding_toggle_works_from_a_pane_while_paused_and_is_noted_when_confirme
 }
 
 #[test]
+fn f7_turns_the_prompt_cache_on_disk_on_and_off_and_the_change_is_noted_when_confirmed() {
+    let mut app = app();
+    assert_eq!(app.on_key(key(KeyCode::F(7))), vec![Command::SetPromptCache(true)]);
+    assert!(app.settings().prompt_cache);
+    app.apply(Event::Settings(Settings { prompt_cache: true, ..settings() }));
+    assert_eq!(
+        app.cells().last(),
+        Some(&HistoryCell::Notice { text: "prompt cache on disk → on (prompt prefixes saved and read again by later runs)".into() })
+    );
+    assert_eq!(app.on_key(key(KeyCode::F(7))), vec![Command::SetPromptCache(false)]);
+    app.apply(Event::Settings(settings()));
+    assert_eq!(app.cells().last(), Some(&HistoryCell::Notice { text: "prompt cache on disk → off (nothing saved or read there)".into() }));
+}
+
+#[test]
 fn f3_and_ctrl_p_toggle_the_mode() {
     let mut app = app();
     assert_eq!(app.on_key(key(KeyCode::F(3))), vec![Command::SetMode(AgentMode::PlanExecute)]);

@@ -129,6 +129,7 @@ pub fn session(
         decoding: model.decoding.unwrap_or(profile.decoding),
         strategy: model.strategy.unwrap_or(profile.strategy),
         step_mode,
+        prompt_cache: crate::brain::generate::prompt_store::current().is_some(),
     };
     config.models.entry(profile.name.clone()).or_insert_with(|| profile.clone());
     for p in config.models.values_mut() {

@@ -103,6 +103,11 @@ impl Engine {
                 Command::Ask { question } => self.ask(question),
                 Command::SetToolCalling(way) => self.update(|s| s.tool_calling = way),
                 Command::SetDecoding(decoding) => self.update(|s| s.decoding = decoding),
+                Command::SetPromptCache(on) => {
+                    use crate::brain::generate::prompt_store;
+                    prompt_store::enable(on.then(|| prompt_store::PromptStore::new(prompt_store::default_dir())));
+                    self.update(|s| s.prompt_cache = on);
+                }
                 Command::SetMode(mode) => self.update(|s| s.mode = mode),
                 Command::SetProfile(name) => self.set_profile(name, &loads_tx),
                 Command::SetStepMode(on) => {

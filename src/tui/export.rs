@@ -369,6 +369,7 @@ mod tests {
             step_mode: false,
             decoding: Decoding::Free,
             strategy: Default::default(),
+            prompt_cache: false,
         }
     }
 

@@ -25,6 +25,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("F1 / ?", "this help (? with an empty input)"),
     ("Shift+drag", "select text (the mouse is captured)"),
     ("Ctrl+C", "quit"),
+    ("F7", "prompt cache on disk on / off"),
 ];
 
 /// Status bar hints in display order, each with its priority (0 first): as many as fit

@@ -22,6 +22,7 @@ pub fn settings() -> Settings {
         step_mode: false,
         decoding: Decoding::Free,
         strategy: Default::default(),
+        prompt_cache: false,
     }
 }
 
@@ -260,6 +261,7 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
             step_mode: true,
             decoding: Decoding::Free,
             strategy: Default::default(),
+            prompt_cache: false,
         }),
         Event::Started { question: PLAN_QUESTION.into(), mode: AgentMode::PlanExecute, profile: "qwen-0.5b".into() },
         Event::MessageAppended { message: Message::user(PLAN_QUESTION) },
@@ -335,6 +337,7 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
         step_mode: true,
         decoding: Decoding::Constrained,
         strategy: Default::default(),
+        prompt_cache: false,
     }));
     ev.push(Event::Paused { what: "decision 2".into(), calls: vec![] });
     ev.push(Event::TurnStarted { turn: 2, phase: Phase::Step, tool_calling: ToolCalling::Builtin });
@@ -357,6 +360,7 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
             grammar_ms: 42.0,
             fast_forwarded: 0,
             prompt_cache_tokens: 0,
+            ttft_ms: 0.0,
         }, vec![]),
     });
     ev.push(Event::MessageAppended { message: Message::Assistant(AiMessage::answer(PLAN_ANSWER)) });

@@ -132,6 +132,7 @@ pub async fn run(
                 step_mode: false,
                 decoding: setting.decoding,
                 strategy: setting.profile.strategy,
+                prompt_cache: crate::brain::generate::prompt_store::current().is_some(),
             }));
             let mut transcript = Vec::new();
             for (index, turn) in conversation.turns.iter().enumerate() {

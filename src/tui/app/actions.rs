@@ -64,6 +64,11 @@ impl App {
         vec![Command::SetMode(self.settings.mode)]
     }
 
+    pub(super) fn toggle_prompt_cache(&mut self) -> Vec<Command> {
+        self.settings.prompt_cache = !self.settings.prompt_cache;
+        vec![Command::SetPromptCache(self.settings.prompt_cache)]
+    }
+
     pub(super) fn toggle_step_mode(&mut self) -> Vec<Command> {
         self.settings.step_mode = !self.settings.step_mode;
         let mut commands = vec![Command::SetStepMode(self.settings.step_mode)];

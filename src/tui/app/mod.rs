@@ -382,6 +382,13 @@ fn describe_changes(old: &Settings, new: &Settings, loaded: bool) -> Vec<String>
     if old.decoding != new.decoding {
         out.push(format!("decoding → {} (from the next decision)", new.decoding.as_str()));
     }
+    if old.prompt_cache != new.prompt_cache {
+        out.push(if new.prompt_cache {
+            "prompt cache on disk → on (prompt prefixes saved and read again by later runs)".to_string()
+        } else {
+            "prompt cache on disk → off (nothing saved or read there)".to_string()
+        });
+    }
     if old.step_mode != new.step_mode {
         out.push(if new.step_mode {
             "step mode on: pauses before each decision and tool batch (Space/n continues)".to_string()

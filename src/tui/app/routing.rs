@@ -163,6 +163,7 @@ impl App {
             KeyCode::Char('o') if ctrl => self.open_picker(),
             KeyCode::F(5) => self.toggle_step_mode(),
             KeyCode::F(6) => self.toggle_decoding(),
+            KeyCode::F(7) => self.toggle_prompt_cache(),
             KeyCode::Char('g') if ctrl => self.toggle_decoding(),
             KeyCode::Char('s') if ctrl => self.toggle_step_mode(),
             KeyCode::Char('e') if ctrl => {
@@ -263,6 +264,7 @@ mod tests {
             step_mode: false,
             decoding: Default::default(),
             strategy: Default::default(),
+            prompt_cache: false,
         };
         let mut app = App::new(settings, vec!["mock".into()]);
         app.apply(Event::Started { question: "q".into(), mode: AgentMode::React, profile: "mock".into() });
