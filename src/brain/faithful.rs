@@ -66,7 +66,10 @@ fn source_span(question: &str, value: &str) -> Option<String> {
         }
         let span: String = chars[start..i].iter().collect();
         let span = span.trim();
-        if span.contains(BRACKETS) && balanced(span) {
+        // Only brackets inside the value were dropped; brackets around all of it are the
+        // sentence's ("fly to Tokyo (NRT)"), not the value's.
+        let inner = span.trim_start_matches(['(', '[', '（']).trim_end_matches([')', ']', '）']);
+        if inner.contains(BRACKETS) && balanced(span) {
             return Some(span.to_string());
         }
     }
@@ -127,6 +130,8 @@ mod tests {
             ("3.14 * 5", "计算 3.14 * 5"),
             ("docs/agent_intro.txt", "读 docs/agent_intro.txt (the intro)"),
             ("ab", "(ab)"),
+            ("NRT", "Find flights from Shanghai (PVG) to Tokyo (NRT) on 2025-03-01."),
+            ("2 + 4", "What is 48 / (2 + 4)?"),
         ] {
             let mut calls = [call(json!({"expression": value, "n": 3}))];
             let changed = restore_brackets(&mut calls, question);

@@ -59,18 +59,38 @@ impl<C> AnswerBias<C> {
             .find(|&cut| self.written.ends_with(&prefix[..cut]))
     }
 
-    /// Whether a token, written after `matched` bytes of the prefix, takes the answer's
-    /// branch (its text past the prefix agrees with the answer as far as both go) or
-    /// another; `None` when it does not reach past the prefix (blanks, or the prefix's own
-    /// next characters) or leaves it.
-    fn answers(&self, token: u32, matched: usize) -> Option<bool> {
+    /// Which way a token, written after `matched` bytes of the prefix, goes.
+    fn side(&self, token: u32, matched: usize) -> Side {
         let bytes = self.space.token_bytes(token);
         let text: String = String::from_utf8_lossy(&bytes).chars().filter(|c| !c.is_whitespace()).collect();
-        let prefix = self.point.prefix;
-        let combined = format!("{}{text}", &prefix[..matched]);
-        let past = combined.strip_prefix(prefix).filter(|rest| !rest.is_empty())?;
-        let answer = self.point.answer;
-        Some(answer.starts_with(past) || past.starts_with(answer))
+        side(self.point, matched, &text)
+    }
+}
+
+/// Where a token leads from the choice's prefix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    /// Past the prefix into the answer (its text agrees with the answer as far as both go).
+    Answer,
+    /// Past the prefix into something else: a call.
+    Call,
+    /// Not past the prefix, still on it (blanks, the prefix's own next characters, or
+    /// exactly to its end): both ways stay open.
+    OnPath,
+    /// Off the prefix.
+    Off,
+}
+
+/// [`Side`] of `text` (whitespace removed) written after `matched` bytes of `point`'s prefix.
+fn side(point: ChoicePoint, matched: usize, text: &str) -> Side {
+    let prefix = point.prefix;
+    let combined = format!("{}{text}", &prefix[..matched]);
+    match combined.strip_prefix(prefix) {
+        Some("") => Side::OnPath,
+        Some(past) if point.answer.starts_with(past) || past.starts_with(point.answer) => Side::Answer,
+        Some(_) => Side::Call,
+        None if prefix.starts_with(&combined) => Side::OnPath,
+        None => Side::Off,
     }
 }
 
@@ -88,18 +108,19 @@ impl<C: TokenConstraint> TokenConstraint for AnswerBias<C> {
         let Some(matched) = self.matched().filter(|_| any) else {
             return Ok(any);
         };
+        let sides: Vec<Side> =
+            logits.iter().enumerate().map(|(id, v)| if v.is_finite() { self.side(id as u32, matched) } else { Side::Off }).collect();
+        // Where one token can go past the prefix into a call (`":[{"` after `{"tool_calls`,
+        // the compact JSON the 1.5B writes) but none into the answer, the tokens that stop
+        // on the prefix are the answer's way on: they keep it open, the call closes it.
+        let answering = if sides.contains(&Side::Answer) { Side::Answer } else { Side::OnPath };
         let (mut best_answer, mut best_other) = (f32::NEG_INFINITY, f32::NEG_INFINITY);
-        for (id, value) in logits.iter_mut().enumerate() {
-            if !value.is_finite() {
-                continue;
-            }
-            match self.answers(id as u32, matched) {
-                Some(true) => {
-                    best_answer = best_answer.max(*value);
-                    *value += self.bias;
-                }
-                Some(false) => best_other = best_other.max(*value),
-                None => {}
+        for (value, side) in logits.iter_mut().zip(sides) {
+            if side == answering {
+                best_answer = best_answer.max(*value);
+                *value += self.bias;
+            } else if side == Side::Call {
+                best_other = best_other.max(*value);
             }
         }
         if best_answer.is_finite() && best_other.is_finite() && !self.decided {
@@ -114,7 +135,7 @@ impl<C: TokenConstraint> TokenConstraint for AnswerBias<C> {
         self.inner.commit(token)?;
         if !self.decided {
             if let Some(matched) = self.matched() {
-                self.decided = self.answers(token, matched).is_some();
+                self.decided = matches!(self.side(token, matched), Side::Answer | Side::Call);
             }
         }
         let bytes = self.space.token_bytes(token);
@@ -174,6 +195,28 @@ mod tests {
         }
         let m = *margin.lock().unwrap();
         (out, m)
+    }
+
+    #[test]
+    fn tokens_are_sided_by_where_they_lead_from_the_prefix() {
+        // `{"tool_calls` written: 12 bytes of the prefix `{"tool_calls":[`.
+        for (text, expected) in [
+            ("\":[]", Side::Answer),
+            ("\":[],\"", Side::Answer),
+            ("]", Side::Off),
+            ("\":[{\"", Side::Call),
+            ("\":[", Side::OnPath),
+            ("\":", Side::OnPath),
+            ("", Side::OnPath),
+            ("\"x", Side::Off),
+        ] {
+            assert_eq!(side(EMPTY_CALLS, 12, text), expected, "{text}");
+        }
+        // At the choice itself.
+        assert_eq!(side(EMPTY_CALLS, 15, "]"), Side::Answer);
+        assert_eq!(side(EMPTY_CALLS, 15, "{\""), Side::Call);
+        assert_eq!(side(NO_TOOL_TASK, 8, "no"), Side::Answer);
+        assert_eq!(side(NO_TOOL_TASK, 8, "calculator\""), Side::Call);
     }
 
     #[test]
