@@ -14,6 +14,17 @@ pub fn elide_middle(text: &str, max: usize) -> String {
     format!("{start}…{end}")
 }
 
+/// `text` on one line (runs of whitespace made one space), cut to `max` characters with
+/// `...` after them when longer.
+pub fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() > max {
+        format!("{}...", flat.chars().take(max).collect::<String>())
+    } else {
+        flat
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,8 @@
 
 mod common;
 
+use common::{tmux, wait_for, TmuxSession};
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -467,32 +469,6 @@ fn overload_is_retried_a_bounded_number_of_times_and_junk_is_named() {
     );
     let line = error_line(&run(&url, ""));
     assert!(line.contains("the stream ended before the answer did (1 pieces"), "{line}");
-}
-
-fn tmux(args: &[&str]) -> String {
-    let out = Command::new("tmux").args(args).output().expect("tmux is needed for this test (scripts/test.sh installs it)");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Waits for `what` on the tmux session's screen; the screen.
-fn wait_for(session: &str, what: &str, timeout: Duration) -> String {
-    let start = Instant::now();
-    loop {
-        let screen = tmux(&["capture-pane", "-t", session, "-p"]);
-        if screen.contains(what) {
-            return screen;
-        }
-        assert!(start.elapsed() < timeout, "waited {timeout:?} for {what:?}; screen:\n{screen}");
-        std::thread::sleep(Duration::from_millis(250));
-    }
-}
-
-struct TmuxSession(String);
-
-impl Drop for TmuxSession {
-    fn drop(&mut self) {
-        tmux(&["kill-session", "-t", &self.0]);
-    }
 }
 
 #[test]

@@ -4,41 +4,10 @@
 //! scripts/test.sh installs tmux when it is missing.
 
 mod common;
-use common::copy_dir;
+use common::{capture, copy_dir, tmux, wait_for, TmuxSession as Session};
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
-
-fn tmux(args: &[&str]) -> String {
-    let out = Command::new("tmux").args(args).output().expect("tmux is needed for this test (scripts/test.sh installs it)");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn capture(session: &str) -> String {
-    tmux(&["capture-pane", "-t", session, "-p"])
-}
-
-fn wait_for(session: &str, what: &str, timeout: Duration) -> String {
-    let start = Instant::now();
-    loop {
-        let screen = capture(session);
-        if screen.contains(what) {
-            return screen;
-        }
-        assert!(start.elapsed() < timeout, "waited {timeout:?} for {what:?}; screen:\n{screen}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-
-struct Session(String);
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        tmux(&["kill-session", "-t", &self.0]);
-    }
-}
 
 #[test]
 fn tui_answers_a_question_in_a_real_terminal() {

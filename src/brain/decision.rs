@@ -9,6 +9,7 @@ use super::parse::{self, Parsed};
 use super::prompt::Reminder;
 use super::{BrainError, Decision, DecisionRequest, DecisionStatus, Decoding, Exclusivity, Profile};
 use crate::protocol::{AiMessage, DecisionReport, DecisionStats};
+use crate::text::one_line;
 
 /// One generation of a decision: what the model saw and wrote.
 pub(crate) struct Attempt {
@@ -137,16 +138,6 @@ pub(crate) fn answer_from_results(decided: &mut Decision, answer: &str, stats: &
     } else {
         decided.report.warnings.push(format!("answer written from the tool results (the decision's own: {})", one_line(&decided.ai.content, 120)));
         decided.ai.content = answer.to_string();
-    }
-}
-
-/// `text` on one line, cut to `max` characters.
-fn one_line(text: &str, max: usize) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() > max {
-        format!("{}...", flat.chars().take(max).collect::<String>())
-    } else {
-        flat
     }
 }
 

@@ -34,3 +34,40 @@ pub fn default_model_path() -> std::path::PathBuf {
     );
     path
 }
+
+/// Runs `tmux ARGS` (the TUI tests drive the real binary in it); its stdout.
+#[allow(dead_code)]
+pub fn tmux(args: &[&str]) -> String {
+    let out = std::process::Command::new("tmux").args(args).output().expect("tmux is needed for this test (scripts/test.sh installs it)");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The tmux session's screen.
+#[allow(dead_code)]
+pub fn capture(session: &str) -> String {
+    tmux(&["capture-pane", "-t", session, "-p"])
+}
+
+/// Waits for `what` on the tmux session's screen; the screen.
+#[allow(dead_code)]
+pub fn wait_for(session: &str, what: &str, timeout: std::time::Duration) -> String {
+    let start = std::time::Instant::now();
+    loop {
+        let screen = capture(session);
+        if screen.contains(what) {
+            return screen;
+        }
+        assert!(start.elapsed() < timeout, "waited {timeout:?} for {what:?}; screen:\n{screen}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+/// A tmux session, killed when dropped.
+#[allow(dead_code)]
+pub struct TmuxSession(pub String);
+
+impl Drop for TmuxSession {
+    fn drop(&mut self) {
+        tmux(&["kill-session", "-t", &self.0]);
+    }
+}

@@ -10,6 +10,7 @@ use reqwest::StatusCode;
 use serde_json::Value;
 
 use super::wire::{self, Completion, EventStream};
+use crate::text::one_line;
 
 /// Where requests go and how.
 pub struct Endpoint {
@@ -84,7 +85,7 @@ pub async fn complete(client: &reqwest::Client, endpoint: &Endpoint, body: &Valu
                     break;
                 }
                 let event: Value = serde_json::from_str(&payload)
-                    .map_err(|_| format!("a streamed event that is not JSON: {}", wire::cut(&payload, 200)))?;
+                    .map_err(|_| format!("a streamed event that is not JSON: {}", one_line(&payload, 200)))?;
                 let text = completion.apply(&event).map_err(|e| format!("the server reported an error mid-answer: {e}"))?;
                 send_text(text, &mut ttft_ms);
             }
@@ -120,7 +121,7 @@ pub async fn complete(client: &reqwest::Client, endpoint: &Endpoint, body: &Valu
     if let Some(response) = whole {
         // A server that does not stream answers with the whole completion at once.
         let text = response.text().await.map_err(|e| format!("the answer broke off: {}", innermost(&e, endpoint)))?;
-        let whole: Value = serde_json::from_str(&text).map_err(|_| format!("the answer is not JSON: {}", wire::cut(&text, 200)))?;
+        let whole: Value = serde_json::from_str(&text).map_err(|_| format!("the answer is not JSON: {}", one_line(&text, 200)))?;
         let added = completion.apply(&whole).map_err(|e| format!("the server reported an error: {e}"))?;
         send_text(added, &mut ttft_ms);
     }
@@ -157,7 +158,7 @@ async fn send(client: &reqwest::Client, endpoint: &Endpoint, body: &Value, retri
         if (status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()) && attempt < endpoint.retries {
             attempt += 1;
             let backoff = wait.unwrap_or(Duration::from_millis(500 << attempt.min(4))).min(MAX_BACKOFF);
-            retried.push(format!("{status} ({}), retried after {} ms", wire::cut(&message, 120), backoff.as_millis()));
+            retried.push(format!("{status} ({}), retried after {} ms", one_line(&message, 120), backoff.as_millis()));
             tokio::time::sleep(backoff).await;
             continue;
         }

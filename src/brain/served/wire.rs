@@ -6,6 +6,7 @@ use serde_json::{json, Map, Value};
 
 use crate::brain::config::{Profile, ServerKind};
 use crate::protocol::{Message, ToolMessage};
+use crate::text::one_line as cut;
 
 /// How a constrained decision restricts the server's output.
 #[derive(Clone, Debug, PartialEq)]
@@ -362,16 +363,6 @@ fn error_text(error: &Value) -> String {
     match error {
         Value::String(s) => s.clone(),
         other => other.get("message").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| cut(&other.to_string(), 300)),
-    }
-}
-
-/// `text` on one line, cut to `max` characters.
-pub fn cut(text: &str, max: usize) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() > max {
-        format!("{}...", flat.chars().take(max).collect::<String>())
-    } else {
-        flat
     }
 }
 
