@@ -87,7 +87,7 @@ impl Brain for CandleBrain {
         let prefix = template.and_then(|t| prompt::system_prefix(t, &request.messages, &request.tools));
         let render = |messages: &[Message], reminder| {
             let input = prompt::build(messages, &request.tools, ask, strategy, reminder, prefix.as_ref());
-            self.model.render(&input.messages, input.tools.as_deref())
+            self.model.render_thinking(&input.messages, input.tools.as_deref(), self.profile.thinking)
         };
         let (messages, trimmed) =
             context::fit(&request.messages, self.prompt_budget(), |m| self.model.token_count(&render(m, Reminder::None)?))?;

@@ -100,6 +100,11 @@ pub struct Profile {
     /// the answer (`generate::lookup`). Only tokens the model picks anyway are kept, so
     /// the output is the same; 0 decodes one token per step.
     pub draft_tokens: usize,
+    /// Lets a model whose chat template has a thinking switch (`enable_thinking`, Qwen3 /
+    /// Qwen3.5) think before it answers. Off: the template closes the thought at once.
+    /// A thought goes to the raw output, never into `content`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub thinking: bool,
     /// Mock backend only: how long each decision takes, in milliseconds (cancellable), so
     /// cancelling and interrupting can be tried and tested without a model.
     #[serde(skip_serializing_if = "is_zero")]
@@ -180,6 +185,7 @@ impl Default for Profile {
             answer_from_results: false,
             next_call_after_results: false,
             draft_tokens: DRAFT_TOKENS,
+            thinking: false,
             mock_delay_ms: 0,
             base_url: None,
             model: None,

@@ -317,6 +317,14 @@ impl ModelHandle {
         self.render_template(messages, tools, true)
     }
 
+    /// [`ModelHandle::render`] with the template's thinking switch set.
+    pub fn render_thinking(&self, messages: &[Value], tools: Option<&[Value]>, thinking: bool) -> Result<String, BrainError> {
+        let template = self.shared.template.as_ref().ok_or_else(|| {
+            BrainError::Template(format!("{} has no chat template", self.shared.info.path.display()))
+        })?;
+        template.render_thinking(messages, tools, true, thinking)
+    }
+
     pub fn render_template(&self, messages: &[Value], tools: Option<&[Value]>, add_generation_prompt: bool) -> Result<String, BrainError> {
         let template = self.shared.template.as_ref().ok_or_else(|| {
             BrainError::Template(format!("{} has no chat template", self.shared.info.path.display()))
@@ -628,7 +636,8 @@ impl Decoder {
     fn reuse_prefix(&mut self, tokens: &[u32]) -> usize {
         self.pick_cache(tokens);
         let shared = common_prefix(&self.cached, tokens);
-        let keep = shared.min(tokens.len().saturating_sub(1));
+        // A recurrent model keeps only what it has a checkpoint for.
+        let keep = self.lm.reusable_prefix(shared.min(tokens.len().saturating_sub(1)));
         if self.lm.truncate(keep) {
             self.cached.truncate(keep);
             keep
@@ -683,6 +692,9 @@ impl Decoder {
             }
             logits = Some(self.forward(part)?);
             emit(Event::Prefill { done: self.cached.len(), total, reused });
+        }
+        if self.cached.len() == tokens.len() {
+            self.lm.mark();
         }
         stats.prefill_ms = ms_since(started);
         stats.prefill_tok_s = per_second(self.cached.len().saturating_sub(reused), stats.prefill_ms);
@@ -806,6 +818,8 @@ impl Decoder {
             text.push_str(&rest);
             emit(Event::Piece(rest));
         }
+        // The next prompt of a conversation may go on from the answer.
+        self.lm.mark();
         stats.generated_tokens = generated.len();
         stats.decode_ms = ms_since(decode_started);
         stats.decode_tok_s = per_second(forwarded, stats.decode_ms);

@@ -5,11 +5,13 @@
 //! chat template and the tokens that end an answer.
 
 mod attention;
+mod common;
 mod cpu_qwen2;
 pub mod kernels;
 mod pool;
 mod q5_0;
 mod qwen2;
+mod qwen35;
 
 use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
@@ -23,6 +25,7 @@ use serde_json::Value;
 
 pub use cpu_qwen2::CpuQwen2;
 pub use qwen2::{Qwen2, Qwen2Config};
+pub use qwen35::{Qwen35, Qwen35Config};
 
 use super::config;
 use super::progress::{self, report_stage, CountedRead, LoadStage, ProgressSink, StageProgress};
@@ -52,6 +55,15 @@ pub trait CausalLm: Send {
     fn clear(&mut self);
     /// Largest number of tokens one forward call should take; `None`: the whole prompt at once.
     fn max_chunk(&self) -> Option<usize>;
+    /// The longest prefix of at most `len` cached positions that [`CausalLm::truncate`]
+    /// keeps without running tokens again (a recurrent state goes back only to its
+    /// checkpoints). A KV cache keeps any prefix.
+    fn reusable_prefix(&self, len: usize) -> usize {
+        len.min(self.cached_len())
+    }
+    /// The cache up to here is worth coming back to (the end of a prompt); a model whose
+    /// state cannot be cut back keeps a checkpoint.
+    fn mark(&mut self) {}
     /// A copy of the cache, to be put back later with [`CausalLm::restore_cache`]. `None`:
     /// this model cannot hand its cache over.
     fn save_cache(&self) -> Option<SavedCache> {
@@ -168,6 +180,47 @@ macro_rules! truncatable_qwen2 {
 
 truncatable_qwen2!(Qwen2);
 truncatable_qwen2!(CpuQwen2);
+
+impl CausalLm for Qwen35 {
+    fn forward(&mut self, tokens: &[u32]) -> candle_core::Result<Tensor> {
+        Qwen35::forward(self, tokens)
+    }
+    fn forward_all(&mut self, tokens: &[u32]) -> candle_core::Result<Tensor> {
+        Qwen35::forward_all(self, tokens)
+    }
+    fn cached_len(&self) -> usize {
+        Qwen35::cached_len(self)
+    }
+    fn truncate(&mut self, len: usize) -> bool {
+        // Running the tokens after a checkpoint again can fail like any forward call.
+        Qwen35::truncate(self, len).unwrap_or(false)
+    }
+    fn clear(&mut self) {
+        Qwen35::clear(self);
+    }
+    fn max_chunk(&self) -> Option<usize> {
+        Some(256)
+    }
+    fn reusable_prefix(&self, len: usize) -> usize {
+        Qwen35::reusable(self, len)
+    }
+    fn mark(&mut self) {
+        Qwen35::mark(self);
+    }
+    fn save_cache(&self) -> Option<SavedCache> {
+        Qwen35::save_cache(self).map(SavedCache::new)
+    }
+    fn restore_cache(&mut self, saved: SavedCache) -> bool {
+        let restored = saved.into_inner().is_some_and(|cache| Qwen35::restore_cache(self, cache));
+        if !restored {
+            Qwen35::clear(self);
+        }
+        restored
+    }
+    fn cache_kind(&self) -> &'static str {
+        "Qwen35"
+    }
+}
 
 /// A candle-transformers model: it can only clear its cache, so it tracks the position
 /// itself and the caller re-runs the whole prompt.
@@ -336,8 +389,8 @@ fn load_gguf(path: &Path, tokenizer: Option<&Path>, device: &Device, progress: P
     let stop_tokens = stop_tokens(&tokenizer, md_u32("tokenizer.ggml.eos_token_id").into_iter().collect());
     let context_length = md_u32(&format!("{architecture}.context_length")).unwrap_or(4096) as usize;
 
-    if !matches!(architecture.as_str(), "qwen2" | "qwen3" | "llama") {
-        return Err(load_error(path, format!("GGUF architecture '{architecture}' is not supported (qwen2, qwen3, llama)")));
+    if !matches!(architecture.as_str(), "qwen2" | "qwen3" | "qwen35" | "llama") {
+        return Err(load_error(path, format!("GGUF architecture '{architecture}' is not supported (qwen2, qwen3, qwen35, llama)")));
     }
     // The grammar's view of the vocabulary is built beside the weights being read.
     super::constrain::TokenSpace::warm(path, &tokenizer, &stop_tokens);
@@ -345,6 +398,7 @@ fn load_gguf(path: &Path, tokenizer: Option<&Path>, device: &Device, progress: P
     let mut reader = CountedRead::new(&mut file, &weights);
     let (lm, prefix_reuse): (Box<dyn CausalLm>, bool) = match architecture.as_str() {
         "qwen2" => (load_qwen2(&content, &mut reader, device).map_err(|e| load_error(path, e))?, true),
+        "qwen35" => (Box::new(Qwen35::from_gguf(&content, &mut reader, device).map_err(|e| load_error(path, e))?), true),
         "qwen3" => {
             let model = quantized_qwen3::ModelWeights::from_gguf(content, &mut reader, device).map_err(|e| load_error(path, e))?;
             (clear_only(model, device, |m, x, pos| m.forward(x, pos), |m| m.clear_kv_cache()), false)
@@ -484,8 +538,8 @@ fn load_hf_dir(dir: &Path, tokenizer: Option<&Path>, dtype: &str, device: &Devic
     if files.is_empty() {
         return Err(load_error(dir, "no *.safetensors weights"));
     }
-    if !matches!(model_type.as_str(), "qwen2" | "qwen3") {
-        return Err(load_error(dir, format!("model_type '{model_type}' is not supported in a Hugging Face folder (qwen2, qwen3)")));
+    if !matches!(model_type.as_str(), "qwen2" | "qwen3" | "qwen3_5" | "qwen3_5_text") {
+        return Err(load_error(dir, format!("model_type '{model_type}' is not supported in a Hugging Face folder (qwen2, qwen3, qwen3_5, qwen3_5_text)")));
     }
     let dtype = weights_dtype(dtype, device);
     // SAFETY: the weight files are memory-mapped read-only; like every mmap user we rely on
@@ -495,16 +549,21 @@ fn load_hf_dir(dir: &Path, tokenizer: Option<&Path>, dtype: &str, device: &Devic
     let backend = CountedSafetensors { inner: safetensors, progress: &weights };
     let vb = candle_nn::VarBuilder::from_backend(Box::new(backend), dtype, device.clone());
     let parse = |e: serde_json::Error| load_error(&config_path, format!("{model_type} config: {e}"));
-    let (lm, context_length) = match model_type.as_str() {
+    let (lm, context_length, prefix_reuse): (Box<dyn CausalLm>, usize, bool) = match model_type.as_str() {
+        "qwen3_5" | "qwen3_5_text" => {
+            let model = Qwen35::from_hf(&config, vb).map_err(|e| load_error(dir, e))?;
+            let context = model.config().context_length;
+            (Box::new(model), context, true)
+        }
         "qwen2" => {
             let cfg: hf_qwen2::Config = serde_json::from_value(config.clone()).map_err(parse)?;
             let model = hf_qwen2::ModelForCausalLM::new(&cfg, vb).map_err(|e| load_error(dir, e))?;
-            (clear_only(model, device, |m, x, pos| m.forward(x, pos), |m| m.clear_kv_cache()), cfg.max_position_embeddings)
+            (clear_only(model, device, |m, x, pos| m.forward(x, pos), |m| m.clear_kv_cache()), cfg.max_position_embeddings, false)
         }
         _ => {
             let cfg: hf_qwen3::Config = serde_json::from_value(config.clone()).map_err(parse)?;
             let model = hf_qwen3::ModelForCausalLM::new(&cfg, vb).map_err(|e| load_error(dir, e))?;
-            (clear_only(model, device, |m, x, pos| m.forward(x, pos), |m| m.clear_kv_cache()), cfg.max_position_embeddings)
+            (clear_only(model, device, |m, x, pos| m.forward(x, pos), |m| m.clear_kv_cache()), cfg.max_position_embeddings, false)
         }
     };
     weights.finish();
@@ -530,7 +589,7 @@ fn load_hf_dir(dir: &Path, tokenizer: Option<&Path>, dtype: &str, device: &Devic
             architecture: model_type,
             context_length,
             device: device_name(device).to_string(),
-            prefix_reuse: false,
+            prefix_reuse,
         },
     })
 }

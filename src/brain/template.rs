@@ -85,6 +85,11 @@ impl ChatTemplate {
 
     /// Renders `messages` (and `tools`, OpenAI function format) into the prompt text.
     pub fn render(&self, messages: &[Value], tools: Option<&[Value]>, add_generation_prompt: bool) -> Result<String, BrainError> {
+        self.render_thinking(messages, tools, add_generation_prompt, false)
+    }
+
+    /// [`ChatTemplate::render`] with the template's thinking switch (`enable_thinking`) set.
+    pub fn render_thinking(&self, messages: &[Value], tools: Option<&[Value]>, add_generation_prompt: bool, thinking: bool) -> Result<String, BrainError> {
         let template = self
             .env
             .get_template(TEMPLATE_NAME)
@@ -93,6 +98,7 @@ impl ChatTemplate {
             messages => JinjaValue::from_serialize(messages),
             tools => tools.map(JinjaValue::from_serialize),
             add_generation_prompt => add_generation_prompt,
+            enable_thinking => thinking,
             bos_token => self.bos_token.clone().unwrap_or_default(),
             eos_token => self.eos_token.clone().unwrap_or_default(),
         };

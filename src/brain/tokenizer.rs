@@ -21,6 +21,9 @@ use super::BrainError;
 /// leading non-letter, punctuation runs, newline runs, whitespace.
 const QWEN2_SPLIT: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
+/// Qwen3.5 split (llama.cpp `qwen35`): Qwen2's, with combining marks inside letter runs.
+const QWEN35_SPLIT: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
 /// Llama 3 split (llama.cpp `llama-bpe`): like Qwen2 but digits in groups of up to three.
 const LLAMA3_SPLIT: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
@@ -31,6 +34,7 @@ const TOKEN_TYPE_USER_DEFINED: i64 = 4;
 fn split_regex_for(pre: &str) -> Option<&'static str> {
     match pre {
         "qwen2" | "deepseek-r1-qwen" => Some(QWEN2_SPLIT),
+        "qwen35" => Some(QWEN35_SPLIT),
         "llama3" | "llama-v3" | "llama-bpe" | "smaug-bpe" | "dbrx" => Some(LLAMA3_SPLIT),
         _ => None,
     }
@@ -93,7 +97,7 @@ impl ModelTokenizer {
         let pre = text("tokenizer.ggml.pre").map(String::as_str).unwrap_or("default");
         let split = split_regex_for(pre).ok_or_else(|| {
             BrainError::Tokenizer(format!(
-                "GGUF pre-tokenizer '{pre}' is not supported (qwen2, llama-bpe); put the model's tokenizer.json next to it"
+                "GGUF pre-tokenizer '{pre}' is not supported (qwen2, qwen35, llama-bpe); put the model's tokenizer.json next to it"
             ))
         })?;
         let tokens = string_array(metadata, "tokenizer.ggml.tokens")?;

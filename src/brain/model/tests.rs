@@ -179,7 +179,7 @@ fn unsupported_architectures_and_bad_files_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_tiny_qwen2_gguf(dir.path(), "mamba");
     let err = load_model(&path, None, "", &Device::Cpu).err().unwrap().to_string();
-    assert!(err.contains("GGUF architecture 'mamba' is not supported (qwen2, qwen3, llama)"), "{err}");
+    assert!(err.contains("GGUF architecture 'mamba' is not supported (qwen2, qwen3, qwen35, llama)"), "{err}");
     let junk = dir.path().join("junk.gguf");
     std::fs::write(&junk, b"not a model").unwrap();
     let err = load_model(&junk, None, "", &Device::Cpu).err().unwrap().to_string();
