@@ -194,7 +194,7 @@ fn bad_input_is_one_clear_error_line_and_a_nonzero_exit() {
             vec!["decide", "--messages", "data/messages/messages_no_tool.json", "--tools_schema", not_json.to_str().unwrap(), "--mode", "mock"],
             "not.json: not valid JSON",
         ),
-        (vec!["chat", "--model_name", "gpt-9", "hi"], "unknown model_name 'gpt-9'. Available: mock, qwen-0.5b, qwen-1.5b, server-llama-cpp"),
+        (vec!["chat", "--model_name", "gpt-9", "hi"], "unknown model_name 'gpt-9'. Available: mock, qwen-0.5b, qwen-1.5b, qwen3.5-0.8b, qwen3.5-4b, server-llama-cpp"),
         (vec!["tool", "nope", "{}"], "unknown tool 'nope'"),
         (vec!["tool", "calculator", "[1]"], "arguments: expected a JSON object"),
         (vec!["chat", "--workspace", "/definitely/missing", "--model_name", "mock", "hi"], "workspace /definitely/missing"),
@@ -289,6 +289,16 @@ fn a_corrupt_pinned_model_is_refused_before_loading_and_listed_as_corrupt() {
                 "{:<12} missing  {}  (b4 models fetch qwen2.5-coder-1.5b)",
                 "qwen-1.5b",
                 models.path().join("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf").display()
+            ),
+            format!(
+                "{:<12} missing  {}  (no download: put your GGUF file or Hugging Face folder there)",
+                "qwen3.5-0.8b",
+                models.path().join("Qwen3.5-0.8B-Q4_K_M.gguf").display()
+            ),
+            format!(
+                "{:<12} missing  {}/models/Qwen3.5-4B  (no download: put your GGUF file or Hugging Face folder there)",
+                "qwen3.5-4b",
+                std::env::var("HOME").unwrap()
             ),
             format!("{:<12} served    qwen2.5-coder-0.5b at http://127.0.0.1:8080/v1", "server-llama-cpp"),
         ]

@@ -292,10 +292,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn shipped_config_has_the_three_profiles_and_a_default() {
+    fn shipped_config_has_its_profiles_and_a_default() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/model.yaml");
         let config = ModelConfig::load(&path).unwrap();
-        assert_eq!(config.profile_names(), vec!["mock", "qwen-0.5b", "qwen-1.5b", "server-llama-cpp"]);
+        assert_eq!(config.profile_names(), vec!["mock", "qwen-0.5b", "qwen-1.5b", "qwen3.5-0.8b", "qwen3.5-4b", "server-llama-cpp"]);
+        assert_eq!(config.profile(Some("qwen3.5-0.8b")).unwrap().fetch, None);
         assert_eq!(config.profile(Some("server-llama-cpp")).unwrap().backend, Backend::OpenAi);
         assert_eq!(config.profile(None).unwrap().name, "qwen-0.5b");
         assert_eq!(config.profile(Some("mock")).unwrap().backend, Backend::Mock);
@@ -307,7 +308,7 @@ mod tests {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/model.yaml");
         let config = ModelConfig::load(&path).unwrap();
         let err = config.profile(Some("gpt-9")).unwrap_err().to_string();
-        assert_eq!(err, "unknown model_name 'gpt-9'. Available: mock, qwen-0.5b, qwen-1.5b, server-llama-cpp");
+        assert_eq!(err, "unknown model_name 'gpt-9'. Available: mock, qwen-0.5b, qwen-1.5b, qwen3.5-0.8b, qwen3.5-4b, server-llama-cpp");
     }
 
     #[test]

@@ -300,6 +300,9 @@ fn checked_in(
         fetch: profile.fetch.clone().unwrap_or_else(|| profile.name.clone()),
     };
     if !path.exists() {
+        if profile.fetch.is_none() {
+            return Err(BrainError::ModelNotProvided { path: path.display().to_string(), profile: profile.name.clone() });
+        }
         return Err(missing());
     }
     let Some(asset) = pinned_in(profile, assets, models_dir) else { return Ok(path) };

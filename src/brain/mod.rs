@@ -73,6 +73,9 @@ impl Decision {
 pub enum BrainError {
     #[error("model file not found: {path} (run `b4 models fetch {fetch}`)")]
     ModelMissing { path: String, fetch: String },
+    /// A profile with no pinned download whose file is not there: the user brings it.
+    #[error("model not found: {path} (profile {profile} has no download: put a GGUF file there, or a Hugging Face folder with config.json, tokenizer.json and *.safetensors, or point its model_name_or_path at yours)")]
+    ModelNotProvided { path: String, profile: String },
     #[error("model file {path} is corrupt: {problem}; run `b4 models fetch {fetch}` to replace it")]
     ModelCorrupt { path: String, problem: String, fetch: String },
     #[error("cannot load model {path}: {reason}")]

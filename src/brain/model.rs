@@ -6,6 +6,7 @@
 
 mod attention;
 mod common;
+mod cpu_ops;
 mod cpu_qwen2;
 pub mod kernels;
 mod pool;

@@ -66,7 +66,10 @@ fn describe(p: &Profile) -> String {
     let path = fetch::resolve_model_path(p);
     let fix = |name: &str| format!("b4 models fetch {name}");
     let Ok(meta) = std::fs::metadata(&path) else {
-        let hint = p.fetch.as_deref().map(|f| format!("  ({})", fix(f))).unwrap_or_default();
+        let hint = match p.fetch.as_deref() {
+            Some(f) => format!("  ({})", fix(f)),
+            None => "  (no download: put your GGUF file or Hugging Face folder there)".into(),
+        };
         return format!("missing  {}{hint}", path.display());
     };
     let there = format!("{:>7.1} MB  {}", meta.len() as f64 / 1e6, path.display());

@@ -243,6 +243,17 @@ fn a_missing_model_names_the_fetch_command() {
 }
 
 #[test]
+fn a_missing_model_with_no_download_says_where_to_put_one() {
+    let profile = Profile { name: "qwen3.5-0.8b".into(), model_name_or_path: "/nonexistent/dir/Qwen3.5-0.8B-Q4_K_M.gguf".into(), ..Profile::default() };
+    let err = ModelHandle::load(&profile).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "model not found: /nonexistent/dir/Qwen3.5-0.8B-Q4_K_M.gguf (profile qwen3.5-0.8b has no download: put a GGUF file there, \
+         or a Hugging Face folder with config.json, tokenizer.json and *.safetensors, or point its model_name_or_path at yours)"
+    );
+}
+
+#[test]
 fn loading_the_same_profile_twice_returns_the_running_model() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_tiny_qwen2_gguf(dir.path(), "qwen2");
