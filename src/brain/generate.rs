@@ -485,6 +485,17 @@ impl Decoder {
         }
     }
 
+    /// Positions where a later prompt is likely to part from `tokens`: after its first
+    /// message (the system prompt and the tools), and before its last turn opens (the
+    /// last special token that does not end a turn, e.g. `<|im_start|>` of the assistant:
+    /// the next prompt has the answer there, rendered by the template).
+    fn turn_bounds(&self, tokens: &[u32]) -> Vec<usize> {
+        let shared = &self.shared;
+        let first = tokens.iter().position(|t| shared.stop_tokens.contains(t)).map(|i| i + 1);
+        let last = tokens.iter().rposition(|&t| shared.tokenizer.is_special(t) && !shared.stop_tokens.contains(&t));
+        [first, last].into_iter().flatten().filter(|&i| i > 0 && i < tokens.len()).collect()
+    }
+
     /// The prompt's first message (the system prompt and the tools schema), through its
     /// end-of-turn token: the part of a prompt kept on disk. `None` when there is none, or
     /// it is too short to be worth a file, or it is the whole prompt.
@@ -679,18 +690,27 @@ impl Decoder {
             prompt_cache_tokens: from_disk.min(reused),
             ..DecisionStats::default()
         };
-        let fresh = tokens.get(reused..).unwrap_or_default();
-        let chunk = self.lm.max_chunk().unwrap_or(fresh.len()).max(1);
+        let fresh_len = tokens.len() - reused;
+        let chunk = self.lm.max_chunk().unwrap_or(fresh_len).max(1);
         let mut logits = None;
         let total = tokens.len();
-        if !fresh.is_empty() {
+        if fresh_len > 0 {
             emit(Event::Prefill { done: reused, total, reused });
         }
-        for part in fresh.chunks(chunk) {
+        // Where the next prompt of the conversation is likely to part from this one: a
+        // model whose cache only goes back to checkpoints keeps one there.
+        let marks = if self.lm.checkpointed() { self.turn_bounds(&tokens) } else { Vec::new() };
+        let mut at = reused;
+        while at < total {
             if cancel.load(Ordering::Relaxed) {
                 break;
             }
-            logits = Some(self.forward(part)?);
+            let end = marks.iter().copied().filter(|&m| m > at).fold((at + chunk).min(total), usize::min);
+            logits = Some(self.forward(&tokens[at..end])?);
+            at = end;
+            if marks.contains(&at) {
+                self.lm.mark();
+            }
             emit(Event::Prefill { done: self.cached.len(), total, reused });
         }
         if self.cached.len() == tokens.len() {

@@ -26,7 +26,7 @@ use serde_json::Value;
 
 pub use cpu_qwen2::CpuQwen2;
 pub use qwen2::{Qwen2, Qwen2Config};
-pub use qwen35::{Qwen35, Qwen35Config};
+pub use qwen35::{CpuQwen35, Qwen35, Qwen35Config};
 
 use super::config;
 use super::progress::{self, report_stage, CountedRead, LoadStage, ProgressSink, StageProgress};
@@ -61,6 +61,11 @@ pub trait CausalLm: Send {
     /// checkpoints). A KV cache keeps any prefix.
     fn reusable_prefix(&self, len: usize) -> usize {
         len.min(self.cached_len())
+    }
+    /// Whether the cache goes back only to checkpoints ([`CausalLm::mark`]): a recurrent
+    /// state. Then a prefill stops where a checkpoint is worth keeping.
+    fn checkpointed(&self) -> bool {
+        false
     }
     /// The cache up to here is worth coming back to (the end of a prompt); a model whose
     /// state cannot be cut back keeps a checkpoint.
@@ -182,46 +187,57 @@ macro_rules! truncatable_qwen2 {
 truncatable_qwen2!(Qwen2);
 truncatable_qwen2!(CpuQwen2);
 
-impl CausalLm for Qwen35 {
-    fn forward(&mut self, tokens: &[u32]) -> candle_core::Result<Tensor> {
-        Qwen35::forward(self, tokens)
-    }
-    fn forward_all(&mut self, tokens: &[u32]) -> candle_core::Result<Tensor> {
-        Qwen35::forward_all(self, tokens)
-    }
-    fn cached_len(&self) -> usize {
-        Qwen35::cached_len(self)
-    }
-    fn truncate(&mut self, len: usize) -> bool {
-        // Running the tokens after a checkpoint again can fail like any forward call.
-        Qwen35::truncate(self, len).unwrap_or(false)
-    }
-    fn clear(&mut self) {
-        Qwen35::clear(self);
-    }
-    fn max_chunk(&self) -> Option<usize> {
-        Some(256)
-    }
-    fn reusable_prefix(&self, len: usize) -> usize {
-        Qwen35::reusable(self, len)
-    }
-    fn mark(&mut self) {
-        Qwen35::mark(self);
-    }
-    fn save_cache(&self) -> Option<SavedCache> {
-        Qwen35::save_cache(self).map(SavedCache::new)
-    }
-    fn restore_cache(&mut self, saved: SavedCache) -> bool {
-        let restored = saved.into_inner().is_some_and(|cache| Qwen35::restore_cache(self, cache));
-        if !restored {
-            Qwen35::clear(self);
+/// Our two Qwen3.5 passes keep a recurrent state that goes back to checkpoints.
+macro_rules! recurrent_qwen35 {
+    ($model:ty) => {
+        impl CausalLm for $model {
+            fn forward(&mut self, tokens: &[u32]) -> candle_core::Result<Tensor> {
+                <$model>::forward(self, tokens)
+            }
+            fn forward_all(&mut self, tokens: &[u32]) -> candle_core::Result<Tensor> {
+                <$model>::forward_all(self, tokens)
+            }
+            fn cached_len(&self) -> usize {
+                <$model>::cached_len(self)
+            }
+            fn truncate(&mut self, len: usize) -> bool {
+                // Running the tokens after a checkpoint again can fail like any forward call.
+                <$model>::truncate(self, len).unwrap_or(false)
+            }
+            fn clear(&mut self) {
+                <$model>::clear(self);
+            }
+            fn max_chunk(&self) -> Option<usize> {
+                Some(256)
+            }
+            fn reusable_prefix(&self, len: usize) -> usize {
+                <$model>::reusable(self, len)
+            }
+            fn checkpointed(&self) -> bool {
+                true
+            }
+            fn mark(&mut self) {
+                <$model>::mark(self);
+            }
+            fn save_cache(&self) -> Option<SavedCache> {
+                <$model>::save_cache(self).map(SavedCache::new)
+            }
+            fn restore_cache(&mut self, saved: SavedCache) -> bool {
+                let restored = saved.into_inner().is_some_and(|cache| <$model>::restore_cache(self, cache));
+                if !restored {
+                    <$model>::clear(self);
+                }
+                restored
+            }
+            fn cache_kind(&self) -> &'static str {
+                stringify!($model)
+            }
         }
-        restored
-    }
-    fn cache_kind(&self) -> &'static str {
-        "Qwen35"
-    }
+    };
 }
+
+recurrent_qwen35!(Qwen35);
+recurrent_qwen35!(CpuQwen35);
 
 /// A candle-transformers model: it can only clear its cache, so it tracks the position
 /// itself and the caller re-runs the whole prompt.
@@ -399,7 +415,7 @@ fn load_gguf(path: &Path, tokenizer: Option<&Path>, device: &Device, progress: P
     let mut reader = CountedRead::new(&mut file, &weights);
     let (lm, prefix_reuse): (Box<dyn CausalLm>, bool) = match architecture.as_str() {
         "qwen2" => (load_qwen2(&content, &mut reader, device).map_err(|e| load_error(path, e))?, true),
-        "qwen35" => (Box::new(Qwen35::from_gguf(&content, &mut reader, device).map_err(|e| load_error(path, e))?), true),
+        "qwen35" => (load_qwen35(&content, &mut reader, device).map_err(|e| load_error(path, e))?, true),
         "qwen3" => {
             let model = quantized_qwen3::ModelWeights::from_gguf(content, &mut reader, device).map_err(|e| load_error(path, e))?;
             (clear_only(model, device, |m, x, pos| m.forward(x, pos), |m| m.clear_kv_cache()), false)
@@ -440,6 +456,17 @@ fn load_qwen2<R: Read + Seek>(content: &gguf_file::Content, file: &mut R, device
         return Ok(Box::new(CpuQwen2::from_gguf(content, file, config, threads)?));
     }
     Ok(Box::new(Qwen2::from_gguf(content, file, device)?))
+}
+
+/// Qwen3.5 on our own CPU pass on the CPU, on candle's ops elsewhere (or with
+/// `B4_FORWARD=candle`).
+fn load_qwen35<R: Read + Seek>(content: &gguf_file::Content, file: &mut R, device: &Device) -> candle_core::Result<Box<dyn CausalLm>> {
+    let candle_wanted = std::env::var(FORWARD_ENV).is_ok_and(|v| v == "candle");
+    if device.is_cpu() && !candle_wanted {
+        let threads = candle_core::utils::get_num_threads();
+        return Ok(Box::new(CpuQwen35::from_gguf(content, file, threads)?));
+    }
+    Ok(Box::new(Qwen35::from_gguf(content, file, device)?))
 }
 
 /// EOS ids from the model plus the chat-format end tokens the vocabulary has.

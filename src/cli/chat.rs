@@ -30,8 +30,10 @@ pub struct ChatArgs {
     /// Run without reading or writing memory/.
     #[arg(long = "no_memory", alias = "no-memory")]
     pub no_memory: bool,
-    /// The question.
-    pub question: String,
+    /// The question; more than one are turns of one conversation, each asked when the one
+    /// before has finished.
+    #[arg(required = true, num_args = 1..)]
+    pub questions: Vec<String>,
 }
 
 pub fn run(args: ChatArgs) -> Result<ExitCode> {
@@ -46,12 +48,16 @@ pub fn run(args: ChatArgs) -> Result<ExitCode> {
         let _entered = rt.enter();
         engine::spawn(EngineConfig { model_config: config, workspace, memory_dir, settings })
     };
-    let _ = handle.commands.send(Command::Ask { question: args.question.clone() });
+    let mut questions = args.questions.clone().into_iter();
+    if let Some(question) = questions.next() {
+        let _ = handle.commands.send(Command::Ask { question });
+    }
     // After the question, so the engine sees the cancel after it (a new question resets it).
     let commands = handle.commands.clone();
     let interrupt = Interrupt::watch(&rt, move || {
         let _ = commands.send(Command::Cancel);
     })?;
+    let cancelled = interrupt.cancel.clone();
     let (reason, decisions) = rt.block_on(async {
         let mut printer = Printer { json: args.json, stream: args.stream, streaming: false };
         let (mut reason, mut decisions) = (None, 0);
@@ -60,8 +66,18 @@ pub fn run(args: ChatArgs) -> Result<ExitCode> {
             match event {
                 Event::Decided { .. } => decisions += 1,
                 Event::Finished { reason: r } => {
-                    reason = Some(r);
-                    let _ = handle.commands.send(Command::Quit);
+                    // Every turn must end in an answer for the chat to succeed.
+                    if reason.is_none() || r != StopReason::FinalAnswer {
+                        reason = Some(r);
+                    }
+                    match questions.next().filter(|_| !cancelled.load(std::sync::atomic::Ordering::SeqCst)) {
+                        Some(question) => {
+                            let _ = handle.commands.send(Command::Ask { question });
+                        }
+                        None => {
+                            let _ = handle.commands.send(Command::Quit);
+                        }
+                    }
                 }
                 _ => {}
             }

@@ -16,7 +16,9 @@
 //! multi-token call, which a rejected draft rolls back to). Cutting back to a position
 //! between checkpoints restores the one before it and runs the tokens after it again.
 
+mod checkpoints;
 pub mod config;
+mod cpu;
 pub mod delta;
 
 use std::io::{Read, Seek};
@@ -26,14 +28,13 @@ use candle_core::{DType, Device, Module, Tensor, D};
 use candle_nn::VarBuilder;
 
 pub use config::Qwen35Config;
+pub use cpu::CpuQwen35;
+use checkpoints::{Checkpoints, States};
 use delta::{DeltaState, DeltaWeights};
 
 use super::common::{causal_mask, LayerCache};
 
 type Result<T> = candle_core::Result<T>;
-
-/// Checkpoints kept at marked positions (where the last few prompts and answers end).
-const MAX_MARKS: usize = 6;
 
 /// A weight matrix: quantized (GGUF) or plain in the file's dtype (safetensors).
 struct Linear {
@@ -89,20 +90,11 @@ struct Layer {
     down: Linear,
 }
 
-/// The recurrent states of the linear layers at one position.
-#[derive(Clone)]
-struct Checkpoint {
-    pos: usize,
-    states: Vec<DeltaState>,
-}
-
 /// Everything a [`Qwen35`] has cached, moved out of it.
 pub struct Qwen35Cache {
     kv: Vec<LayerCache>,
     states: Vec<DeltaState>,
-    history: Vec<u32>,
-    marks: Vec<Checkpoint>,
-    before_last: Option<Checkpoint>,
+    checkpoints: Checkpoints,
 }
 
 pub struct Qwen35 {
@@ -113,11 +105,7 @@ pub struct Qwen35 {
     output: Linear,
     inv_freq: Tensor,
     device: Device,
-    /// The tokens whose effect the cache holds.
-    history: Vec<u32>,
-    marks: Vec<Checkpoint>,
-    /// The states before the last call that ran more than one token.
-    before_last: Option<Checkpoint>,
+    checkpoints: Checkpoints,
 }
 
 /// Where a model's tensors come from, under llama.cpp's names (`blk.N.…`); each source
@@ -302,9 +290,7 @@ impl Qwen35 {
             norm,
             output,
             device: device.clone(),
-            history: Vec::new(),
-            marks: Vec::new(),
-            before_last: None,
+            checkpoints: Checkpoints::default(),
         })
     }
 
@@ -313,7 +299,7 @@ impl Qwen35 {
     }
 
     pub fn cached_len(&self) -> usize {
-        self.history.len()
+        self.checkpoints.len()
     }
 
     fn states(&self) -> Vec<DeltaState> {
@@ -326,10 +312,6 @@ impl Qwen35 {
             .collect()
     }
 
-    fn checkpoint(&self) -> Checkpoint {
-        Checkpoint { pos: self.history.len(), states: self.states() }
-    }
-
     fn set_states(&mut self, states: &[DeltaState]) {
         let linear = self.layers.iter_mut().filter_map(|l| match &mut l.mixer {
             Mixer::Linear(a) => Some(a),
@@ -340,49 +322,6 @@ impl Qwen35 {
         }
     }
 
-    /// Keeps a checkpoint of the current position, so a later prompt that shares the
-    /// tokens so far continues from here.
-    pub fn mark(&mut self) {
-        let pos = self.history.len();
-        if pos == 0 || self.marks.iter().any(|m| m.pos == pos) {
-            return;
-        }
-        self.marks.push(self.checkpoint());
-        if self.marks.len() > MAX_MARKS {
-            self.marks.remove(0);
-        }
-    }
-
-    /// The longest prefix of at most `len` cached tokens that can be kept without running
-    /// any token again.
-    pub fn reusable(&self, len: usize) -> usize {
-        if len >= self.history.len() {
-            return self.history.len();
-        }
-        self.marks.iter().chain(&self.before_last).map(|c| c.pos).filter(|&p| p <= len).max().unwrap_or(0)
-    }
-
-    /// Keeps the first `len` cached tokens: restores the latest checkpoint at or before
-    /// `len` and runs the tokens after it again. False (and nothing changed) when `len` is
-    /// past the cache.
-    pub fn truncate(&mut self, len: usize) -> Result<bool> {
-        let pos = self.history.len();
-        if len >= pos {
-            return Ok(len == pos);
-        }
-        let from = self.reusable(len);
-        let replay = self.history[from..len].to_vec();
-        match self.marks.iter().chain(&self.before_last).find(|c| c.pos == from).cloned() {
-            Some(cp) => self.set_states(&cp.states),
-            None => self.reset_states(),
-        }
-        self.cut(from);
-        if !replay.is_empty() {
-            self.forward_rows(&replay, 1)?;
-        }
-        Ok(true)
-    }
-
     fn reset_states(&mut self) {
         for layer in &mut self.layers {
             if let Mixer::Linear(a) = &mut layer.mixer {
@@ -391,21 +330,49 @@ impl Qwen35 {
         }
     }
 
-    /// Drops everything after `len` (the recurrent states must already be those of `len`).
-    fn cut(&mut self, len: usize) {
-        self.history.truncate(len);
+    /// Keeps a checkpoint of the current position, so a later prompt that shares the
+    /// tokens so far continues from here.
+    pub fn mark(&mut self) {
+        if self.checkpoints.wants_mark() {
+            let states = self.states();
+            self.checkpoints.mark(states);
+        }
+    }
+
+    /// The longest prefix of at most `len` cached tokens kept without running any again.
+    pub fn reusable(&self, len: usize) -> usize {
+        self.checkpoints.reusable(len)
+    }
+
+    /// Keeps the first `len` cached tokens: restores the latest checkpoint at or before
+    /// `len` and runs the tokens after it again. False (and nothing changed) when `len` is
+    /// past the cache.
+    pub fn truncate(&mut self, len: usize) -> Result<bool> {
+        let Some(rewind) = self.checkpoints.rewind(len) else { return Ok(false) };
+        match &rewind.states {
+            States::Keep => {}
+            States::Fresh => self.reset_states(),
+            States::Restore(states) => self.set_states(states),
+        }
+        self.cut_attention(rewind.from);
+        if !rewind.replay.is_empty() {
+            self.forward_rows(&rewind.replay, 1)?;
+        }
+        Ok(true)
+    }
+
+    fn cut_attention(&mut self, len: usize) {
         for layer in &mut self.layers {
             if let Mixer::Full(a) = &mut layer.mixer {
                 a.cache.len = a.cache.len.min(len);
             }
         }
-        self.marks.retain(|m| m.pos <= len);
-        self.before_last = self.before_last.take().filter(|c| c.pos <= len);
     }
 
     pub fn clear(&mut self) {
         self.reset_states();
-        self.cut(0);
+        self.cut_attention(0);
+        self.checkpoints = Checkpoints::default();
     }
 
     pub fn save_cache(&self) -> Option<Qwen35Cache> {
@@ -423,7 +390,7 @@ impl Qwen35 {
             })
             .collect::<Result<Vec<_>>>()
             .ok()?;
-        Some(Qwen35Cache { kv, states: self.states(), history: self.history.clone(), marks: self.marks.clone(), before_last: self.before_last.clone() })
+        Some(Qwen35Cache { kv, states: self.states(), checkpoints: self.checkpoints.clone() })
     }
 
     pub fn restore_cache(&mut self, cache: Qwen35Cache) -> bool {
@@ -439,9 +406,7 @@ impl Qwen35 {
         for (layer, kv) in full_layers.zip(cache.kv) {
             layer.cache = kv;
         }
-        self.history = cache.history;
-        self.marks = cache.marks;
-        self.before_last = cache.before_last;
+        self.checkpoints = cache.checkpoints;
         true
     }
 
@@ -460,17 +425,18 @@ impl Qwen35 {
         if s == 0 {
             candle_core::bail!("forward on no tokens");
         }
-        let pos = self.history.len();
+        let pos = self.checkpoints.len();
         if pos + s > self.config.context_length {
             candle_core::bail!("{} positions exceed the context length {}", pos + s, self.config.context_length);
         }
         if s > 1 {
-            self.before_last = Some(self.checkpoint());
+            let states = self.states();
+            self.checkpoints.before_call(states);
         }
         let result = self.run(tokens, pos, rows);
         match result {
             Ok(logits) => {
-                self.history.extend_from_slice(tokens);
+                self.checkpoints.extend(tokens);
                 Ok(logits)
             }
             Err(e) => {
