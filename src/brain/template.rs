@@ -324,6 +324,32 @@ mod tests {
         }
     }
 
+    /// The Qwen3.5-shaped template (XML tool calls, a thinking switch; written in the real
+    /// one's shape by scripts/qwen35/, which rendered each case with transformers' jinja2).
+    #[test]
+    fn qwen35_template_renders_like_transformers_thinking_on_and_off() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/qwen35/template_renders");
+        let template = ChatTemplate::new(std::fs::read_to_string(dir.join("chat_template.jinja")).unwrap(), None, None).unwrap();
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok()?.path().file_stem()?.to_str().map(str::to_string))
+            .filter(|n| n != "chat_template")
+            .collect();
+        names.sort();
+        names.dedup();
+        assert!(names.len() >= 5, "{names:?}");
+        for name in names {
+            let case: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap()).unwrap();
+            let expected = std::fs::read_to_string(dir.join(format!("{name}.txt"))).unwrap();
+            let messages = case["messages"].as_array().unwrap();
+            let tools = case["tools"].as_array().map(Vec::as_slice);
+            let add = case["add_generation_prompt"].as_bool().unwrap_or(false);
+            let thinking = case["enable_thinking"].as_bool().unwrap_or(true);
+            let rendered = template.render_thinking(messages, tools, add, thinking).unwrap();
+            assert_eq!(rendered, expected, "case {name}");
+        }
+    }
+
     #[test]
     fn tojson_matches_python_json_dumps() {
         let template = ChatTemplate::new(
