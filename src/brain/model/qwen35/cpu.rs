@@ -547,7 +547,10 @@ fn linear_attention(pool: &Pool, c: &Qwen35Config, a: &mut Linear, s: &mut Scrat
     )?;
     s.e.resize(m * width, 0.0);
     let weights = DeltaWeights { conv: &a.conv, a: &a.a, dt_bias: &a.dt_bias, norm: &a.norm };
-    delta::run(c, &weights, &mut a.state, &s.a, &s.b, &s.c, &s.d, m, &mut s.e);
+    // The value heads of the recurrence run on the pool.
+    if !delta::run_with(c, &weights, &mut a.state, &s.a, &s.b, &s.c, &s.d, m, &mut s.e, &|n, task| pool.run(n, task).is_ok()) {
+        candle_core::bail!("the linear attention step failed");
+    }
     project(pool, &mut [(&a.out, &mut s.out[..])], &s.e[..m * width], m, &mut s.q8_0, &mut s.q8k)
 }
 

@@ -8,6 +8,7 @@
 //! `q = l2norm(q[kh]) / sqrt(k_dim)`, `k = l2norm(k[kh])`, `S *= exp(g[h])`,
 //! `delta = (v[h] - Sᵀk) * beta[h]`, `S += k deltaᵀ`, `out[h] = Sᵀq`.
 
+use super::super::pool::SharedOut;
 use super::config::Qwen35Config;
 
 /// A linear-attention layer's recurrent state: the last `conv_kernel - 1` inputs of the
@@ -48,22 +49,104 @@ pub struct DeltaWeights<'a> {
 /// Runs `m` tokens through the core. `qkv` is `m x conv_dim` (the projection before the
 /// convolution), `z` is `m x v_heads*v_dim` (the output gate), `alpha` and `beta` are
 /// `m x v_heads` (projections before their activations). Writes `m x v_heads*v_dim` into
-/// `out` and advances `st`.
+/// `out` and advances `st`. One thread.
 #[allow(clippy::too_many_arguments)]
 pub fn run(c: &Qwen35Config, w: &DeltaWeights, st: &mut DeltaState, qkv: &[f32], z: &[f32], alpha: &[f32], beta: &[f32], m: usize, out: &mut [f32]) {
+    run_with(c, w, st, qkv, z, alpha, beta, m, out, &|n, task| {
+        (0..n).for_each(task);
+        true
+    });
+}
+
+/// [`run`] with the value heads spread by `par` (`par(n, task)` runs `task(0..n)`, in any
+/// order and on any threads, and says whether all ran): after the convolution, each head's
+/// recurrence over the `m` tokens is independent of the others'.
+#[allow(clippy::too_many_arguments)]
+pub fn run_with(
+    c: &Qwen35Config,
+    w: &DeltaWeights,
+    st: &mut DeltaState,
+    qkv: &[f32],
+    z: &[f32],
+    alpha: &[f32],
+    beta: &[f32],
+    m: usize,
+    out: &mut [f32],
+    par: &(dyn Fn(usize, &(dyn Fn(usize) + Sync)) -> bool + Sync),
+) -> bool {
     let conv_dim = c.conv_dim();
-    let kernel = c.conv_kernel;
     let (nk, nv, dk, dv) = (c.lin_k_heads, c.lin_v_heads, c.lin_k_dim, c.lin_v_dim);
     let key_dim = nk * dk;
     let eps = c.rms_eps as f32;
-    let mut mixed = vec![0.0f32; conv_dim];
-    let mut q = vec![0.0f32; key_dim];
-    let mut k = vec![0.0f32; key_dim];
-    let mut kv_mem = vec![0.0f32; dv];
-    for t in 0..m {
+    let mixed = convolve(c, w, st, qkv, m);
+    // Queries and keys, normalized per head (queries also scaled by 1/sqrt(k_dim)).
+    let mut qk = vec![0.0f32; m * 2 * key_dim];
+    let q_scale = 1.0 / (dk as f32).sqrt();
+    for (t, row) in qk.chunks_exact_mut(2 * key_dim).enumerate() {
+        row.copy_from_slice(&mixed[t * conv_dim..t * conv_dim + 2 * key_dim]);
+        for (i, head) in row.chunks_exact_mut(dk).enumerate() {
+            l2_normalize(head, eps, if i < nk { q_scale } else { 1.0 });
+        }
+    }
+    let width = nv * dv;
+    if out.len() < m * width || st.state.len() < nv * dk * dv {
+        return false;
+    }
+    let states = SharedOut::new(&mut st.state);
+    let outs = SharedOut::new(out);
+    par(nv, &|h| {
+        let kh = c.key_head_of(h);
+        // SAFETY: head `h` alone touches its state and its columns of `out`; both outlive
+        // the step (checked above to hold every head).
+        let s = unsafe { states.slice(h * dk * dv..(h + 1) * dk * dv) };
+        let mut kv_mem = vec![0.0f32; dv];
+        for t in 0..m {
+            let row = &qk[t * 2 * key_dim..(t + 1) * 2 * key_dim];
+            let (qh, kh_vec) = (&row[kh * dk..(kh + 1) * dk], &row[key_dim + kh * dk..key_dim + (kh + 1) * dk]);
+            let v = &mixed[t * conv_dim + 2 * key_dim + h * dv..t * conv_dim + 2 * key_dim + (h + 1) * dv];
+            let decay = (w.a[h] * softplus(alpha[t * nv + h] + w.dt_bias[h])).exp();
+            let b = sigmoid(beta[t * nv + h]);
+            kv_mem.fill(0.0);
+            for (i, srow) in s.chunks_exact_mut(dv).enumerate() {
+                let ki = kh_vec[i];
+                for (mem, sv) in kv_mem.iter_mut().zip(srow.iter_mut()) {
+                    *sv *= decay;
+                    *mem += *sv * ki;
+                }
+            }
+            for (mem, &vj) in kv_mem.iter_mut().zip(v) {
+                *mem = (vj - *mem) * b;
+            }
+            // SAFETY: as above.
+            let oh = unsafe { outs.slice(t * width + h * dv..t * width + (h + 1) * dv) };
+            oh.fill(0.0);
+            for (i, srow) in s.chunks_exact_mut(dv).enumerate() {
+                let (ki, qi) = (kh_vec[i], qh[i]);
+                for ((sv, &d), o) in srow.iter_mut().zip(kv_mem.iter()).zip(oh.iter_mut()) {
+                    *sv += ki * d;
+                    *o += *sv * qi;
+                }
+            }
+            // Gated RMSNorm: normalize, weight, times SiLU of the gate.
+            let gate = &z[t * width + h * dv..t * width + (h + 1) * dv];
+            let ms = oh.iter().map(|x| x * x).sum::<f32>() / dv as f32;
+            let inv = 1.0 / (ms + eps).sqrt();
+            for ((o, &wn), &g) in oh.iter_mut().zip(w.norm).zip(gate) {
+                *o = *o * inv * wn * silu(g);
+            }
+        }
+    })
+}
+
+/// The causal depthwise convolution (with the kept rows) and SiLU of `m` tokens, `m x
+/// conv_dim`; keeps the last `conv_kernel - 1` inputs.
+fn convolve(c: &Qwen35Config, w: &DeltaWeights, st: &mut DeltaState, qkv: &[f32], m: usize) -> Vec<f32> {
+    let conv_dim = c.conv_dim();
+    let kernel = c.conv_kernel;
+    let mut mixed = vec![0.0f32; m * conv_dim];
+    for (t, y_row) in mixed.chunks_exact_mut(conv_dim).enumerate() {
         let x = &qkv[t * conv_dim..(t + 1) * conv_dim];
-        // Convolution over the kept rows and this token, then SiLU.
-        for (ch, y) in mixed.iter_mut().enumerate() {
+        for (ch, y) in y_row.iter_mut().enumerate() {
             let taps = &w.conv[ch * kernel..(ch + 1) * kernel];
             let mut acc = taps[kernel - 1] * x[ch];
             for (r, tap) in taps[..kernel - 1].iter().enumerate() {
@@ -76,52 +159,8 @@ pub fn run(c: &Qwen35Config, w: &DeltaWeights, st: &mut DeltaState, qkv: &[f32],
             let last = (kernel - 2) * conv_dim;
             st.conv[last..last + conv_dim].copy_from_slice(x);
         }
-        q.copy_from_slice(&mixed[..key_dim]);
-        k.copy_from_slice(&mixed[key_dim..2 * key_dim]);
-        let v = &mixed[2 * key_dim..];
-        let q_scale = 1.0 / (dk as f32).sqrt();
-        for head in 0..nk {
-            l2_normalize(&mut q[head * dk..(head + 1) * dk], eps, q_scale);
-            l2_normalize(&mut k[head * dk..(head + 1) * dk], eps, 1.0);
-        }
-        let o_row = &mut out[t * nv * dv..(t + 1) * nv * dv];
-        for h in 0..nv {
-            let kh = c.key_head_of(h);
-            let (qh, kh_vec) = (&q[kh * dk..(kh + 1) * dk], &k[kh * dk..(kh + 1) * dk]);
-            let a_in = alpha[t * nv + h] + w.dt_bias[h];
-            let decay = (w.a[h] * softplus(a_in)).exp();
-            let b = sigmoid(beta[t * nv + h]);
-            let s = &mut st.state[h * dk * dv..(h + 1) * dk * dv];
-            kv_mem.fill(0.0);
-            for (i, row) in s.chunks_exact_mut(dv).enumerate() {
-                let ki = kh_vec[i];
-                for (mem, sv) in kv_mem.iter_mut().zip(row.iter_mut()) {
-                    *sv *= decay;
-                    *mem += *sv * ki;
-                }
-            }
-            let vh = &v[h * dv..(h + 1) * dv];
-            for (mem, &vj) in kv_mem.iter_mut().zip(vh) {
-                *mem = (vj - *mem) * b;
-            }
-            let oh = &mut o_row[h * dv..(h + 1) * dv];
-            oh.fill(0.0);
-            for (i, row) in s.chunks_exact_mut(dv).enumerate() {
-                let (ki, qi) = (kh_vec[i], qh[i]);
-                for ((sv, &d), o) in row.iter_mut().zip(kv_mem.iter()).zip(oh.iter_mut()) {
-                    *sv += ki * d;
-                    *o += *sv * qi;
-                }
-            }
-            // Gated RMSNorm: normalize, weight, times SiLU of the gate.
-            let gate = &z[t * nv * dv + h * dv..t * nv * dv + (h + 1) * dv];
-            let ms = oh.iter().map(|x| x * x).sum::<f32>() / dv as f32;
-            let inv = 1.0 / (ms + eps).sqrt();
-            for ((o, &wn), &g) in oh.iter_mut().zip(w.norm).zip(gate) {
-                *o = *o * inv * wn * silu(g);
-            }
-        }
     }
+    mixed
 }
 
 fn l2_normalize(x: &mut [f32], eps: f32, scale: f32) {
