@@ -8,6 +8,7 @@
 //! `q = l2norm(q[kh]) / sqrt(k_dim)`, `k = l2norm(k[kh])`, `S *= exp(g[h])`,
 //! `delta = (v[h] - Sᵀk) * beta[h]`, `S += k deltaᵀ`, `out[h] = Sᵀq`.
 
+use super::super::kernels::ParFor;
 use super::super::pool::SharedOut;
 use super::config::Qwen35Config;
 
@@ -72,7 +73,7 @@ pub fn run_with(
     beta: &[f32],
     m: usize,
     out: &mut [f32],
-    par: &(dyn Fn(usize, &(dyn Fn(usize) + Sync)) -> bool + Sync),
+    par: ParFor,
 ) -> bool {
     let conv_dim = c.conv_dim();
     let (nk, nv, dk, dv) = (c.lin_k_heads, c.lin_v_heads, c.lin_k_dim, c.lin_v_dim);
