@@ -69,6 +69,41 @@ fn decide_runs_the_whole_path_on_the_gguf_and_the_folder_both_ways() {
 }
 
 #[test]
+fn with_thinking_on_the_thought_comes_first_and_stays_out_of_the_answer() {
+    let out = tempfile::tempdir().unwrap();
+    let result = b4(&[
+        "decide",
+        "--model_config",
+        CONFIG,
+        "--model_name",
+        "qwen3.5-tiny-thinking",
+        "--tool_calling",
+        "builtin",
+        "--messages",
+        "data/messages/messages_with_tool.json",
+        "--tools_schema",
+        "data/messages/tools_schema_basic.json",
+        "--outdir",
+        out.path().to_str().unwrap(),
+    ]);
+    let stderr = text(&result.stderr);
+    assert!(matches!(result.status.code(), Some(0 | 1)) && !stderr.contains("panicked"), "{stderr}");
+    let raw: Value = serde_json::from_str(&std::fs::read_to_string(out.path().join("raw_model_output.json")).unwrap()).unwrap();
+    let (prompt, raw_text) = (raw["prompt"].as_str().unwrap(), raw["raw_text"].as_str().unwrap());
+    assert!(prompt.ends_with("<|im_start|>assistant\n<think>\n"), "{prompt}");
+    // The grammar lets the thought run, then closes it in time for the answer it holds.
+    let (thought, answer) = raw_text.split_once("</think>").unwrap_or_else(|| panic!("no closed thought: {raw_text:?}"));
+    assert_eq!(raw["decoding"], "constrained");
+    let ai: Value = serde_json::from_str(&std::fs::read_to_string(out.path().join("ai_message.json")).unwrap()).unwrap();
+    let content = ai["content"].as_str().unwrap();
+    assert!(!content.contains("</think>"), "{content:?}");
+    if !thought.trim().is_empty() {
+        assert!(!content.contains(thought.trim()), "the thought leaked into content: {content:?}");
+    }
+    let _ = answer;
+}
+
+#[test]
 fn the_second_turn_of_a_chat_reuses_the_first_turns_prompt() {
     let workspace = tempfile::tempdir().unwrap();
     std::fs::write(workspace.path().join("a.txt"), "hello").unwrap();

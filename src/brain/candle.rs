@@ -102,6 +102,14 @@ impl Brain for CandleBrain {
                 let compiling = Instant::now();
                 let choice = constrain::AnswerChoice { bias: self.profile.no_call_bias, margin: margin.clone() };
                 match constrain::for_request(&self.model, request, ask, strategy, &choice) {
+                    Ok(constraint) if self.profile.thinking => match self.model.tokenizer().token_id("</think>") {
+                        // The thought first, free; then the answer, held to the grammar.
+                        Some(close) => params.constraint = Some(Box::new(constrain::ThoughtFirst::new(constraint, close, self.model.stop_tokens().to_vec()))),
+                        None => {
+                            warnings.push("thinking: the model has no </think> token; decoded constrained without a thought".into());
+                            params.constraint = Some(constraint);
+                        }
+                    },
                     Ok(constraint) => params.constraint = Some(constraint),
                     Err(e) => {
                         warnings.push(format!("decoded without constraint: {e}"));

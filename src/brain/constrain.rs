@@ -20,6 +20,7 @@ pub(crate) mod grammar;
 pub mod grounding;
 mod matcher;
 mod tasks;
+mod thought;
 mod vocab;
 
 pub use closing::{Closing, RESERVE};
@@ -28,6 +29,7 @@ pub use bias::{AnswerBias, ChoicePoint, Margin, EMPTY_CALLS, NO_TOOL_TASK};
 pub use grammar::{after_tasks_lark, json_schema, lark, tasks_lark, KeyOrder, NativeStyle, Target, NO_TOOL};
 pub use matcher::GrammarConstraint;
 pub use tasks::{chosen_tools, TasksFirst};
+pub use thought::ThoughtFirst;
 pub use vocab::TokenSpace;
 
 use super::generate::{ModelHandle, TokenConstraint};
