@@ -185,3 +185,69 @@ fn a_saved_cache_comes_back_whole() {
         check_rows(&format!("{kind} restored"), &r, split, &rows);
     }
 }
+
+/// The multimodal checkpoint (`qwen3_5`, `text_config`, tensors under
+/// `model.language_model.`) loads its text part and computes the same.
+#[test]
+fn the_text_part_of_a_multimodal_checkpoint_matches_the_references() {
+    let r = reference("tiny");
+    let source = fixture("tiny").join("hf");
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(&source).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_owned();
+        if name != "model.safetensors" && name != "config.json" {
+            std::fs::copy(&path, dir.path().join(name)).unwrap();
+        }
+    }
+    let text: Value = serde_json::from_str(&std::fs::read_to_string(source.join("config.json")).unwrap()).unwrap();
+    let config = serde_json::json!({"model_type": "qwen3_5", "architectures": ["Qwen3_5ForConditionalGeneration"], "text_config": text, "vision_config": {"depth": 1}});
+    std::fs::write(dir.path().join("config.json"), config.to_string()).unwrap();
+    let tensors = candle_core::safetensors::load(source.join("model.safetensors"), &Device::Cpu).unwrap();
+    let renamed: std::collections::HashMap<String, candle_core::Tensor> = tensors
+        .into_iter()
+        .map(|(name, t)| (name.strip_prefix("model.").map_or(name.clone(), |rest| format!("model.language_model.{rest}")), t))
+        .collect();
+    assert!(renamed.keys().any(|k| k.starts_with("model.language_model.layers.0.")));
+    candle_core::safetensors::save(&renamed, dir.path().join("model.safetensors")).unwrap();
+
+    let mut loaded = load_model(dir.path(), None, "f32", &Device::Cpu).unwrap();
+    assert_eq!(loaded.info.architecture, "qwen3_5");
+    let all = loaded.lm.forward_all(&r.prompt).unwrap();
+    let rows: Vec<Vec<f32>> = (0..r.prompt.len()).map(|i| row(&all.get(i).unwrap())).collect();
+    check_rows("tiny as a multimodal checkpoint", &r, 0, &rows);
+}
+
+/// A GGUF converted with its multi-token-prediction block (`nextn_predict_layers`, one
+/// more block than the trunk) runs the trunk only.
+#[test]
+fn a_multi_token_prediction_block_in_the_gguf_is_left_out_of_the_main_pass() {
+    let r = reference("tiny");
+    let mut file = std::fs::File::open(fixture("tiny").join("model.gguf")).unwrap();
+    let content = gguf_file::Content::read(&mut file).unwrap();
+    let names: Vec<String> = content.tensor_infos.keys().cloned().collect();
+    let mut tensors: Vec<(String, candle_core::quantized::QTensor)> =
+        names.iter().map(|n| (n.clone(), content.tensor(&mut file, n, &Device::Cpu).unwrap())).collect();
+    // The extra block: a full-attention layer (a copy of layer 3) plus a nextn tensor.
+    for name in names.iter().filter(|n| n.starts_with("blk.3.")) {
+        let copy = content.tensor(&mut file, name, &Device::Cpu).unwrap();
+        tensors.push((name.replacen("blk.3.", "blk.4.", 1), copy));
+    }
+    let eh = content.tensor(&mut file, "blk.3.ffn_up.weight", &Device::Cpu).unwrap();
+    tensors.push(("blk.4.nextn.eh_proj.weight".into(), eh));
+    let mut metadata = content.metadata.clone();
+    metadata.insert("qwen35.block_count".into(), gguf_file::Value::U32(5));
+    metadata.insert("qwen35.nextn_predict_layers".into(), gguf_file::Value::U32(1));
+    let flags = [true, true, true, false, false].iter().map(|&b| gguf_file::Value::Bool(b)).collect();
+    metadata.insert("qwen35.attention.recurrent_layers".into(), gguf_file::Value::Array(flags));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("with-mtp.gguf");
+    let md: Vec<(&str, &gguf_file::Value)> = metadata.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    let ts: Vec<(&str, &candle_core::quantized::QTensor)> = tensors.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    gguf_file::write(&mut std::fs::File::create(&path).unwrap(), &md, &ts).unwrap();
+
+    let mut loaded = load_model(&path, None, "", &Device::Cpu).unwrap();
+    let all = loaded.lm.forward_all(&r.prompt).unwrap();
+    let rows: Vec<Vec<f32>> = (0..r.prompt.len()).map(|i| row(&all.get(i).unwrap())).collect();
+    check_rows("tiny with an MTP block", &r, 0, &rows);
+}

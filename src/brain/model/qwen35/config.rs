@@ -79,7 +79,10 @@ impl Qwen35Config {
         let get = |key: &str| content.metadata.get(&format!("qwen35.{key}"));
         let need = |key: &str| get(key).ok_or_else(|| candle_core::Error::Msg(format!("GGUF metadata has no qwen35.{key}")));
         let num = |key: &str| -> Result<usize> { Ok(need(key)?.to_u32()? as usize) };
-        let n_layer = num("block_count")?;
+        // A file converted with its multi-token-prediction block counts it as one more
+        // block; the main pass runs only the trunk.
+        let nextn = get("nextn_predict_layers").map(|v| v.to_u32()).transpose()?.unwrap_or(0) as usize;
+        let n_layer = num("block_count")?.saturating_sub(nextn);
         let n_head = num("attention.head_count")?;
         let hidden = num("embedding_length")?;
         let head_dim = match get("attention.key_length") {
