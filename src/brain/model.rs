@@ -26,7 +26,7 @@ use serde_json::Value;
 
 pub use cpu_qwen2::CpuQwen2;
 pub use qwen2::{Qwen2, Qwen2Config};
-pub use qwen35::{CpuQwen35, Qwen35, Qwen35Config};
+pub use qwen35::{CpuQwen35, Qwen35, Qwen35Config, Recurrent};
 
 use super::config;
 use super::progress::{self, report_stage, CountedRead, LoadStage, ProgressSink, StageProgress};
@@ -202,22 +202,22 @@ macro_rules! recurrent_qwen35 {
             }
             fn truncate(&mut self, len: usize) -> bool {
                 // Running the tokens after a checkpoint again can fail like any forward call.
-                <$model>::truncate(self, len).unwrap_or(false)
+                Recurrent::go_back(self, len).unwrap_or(false)
             }
             fn clear(&mut self) {
-                <$model>::clear(self);
+                Recurrent::forget(self);
             }
             fn max_chunk(&self) -> Option<usize> {
                 Some(256)
             }
             fn reusable_prefix(&self, len: usize) -> usize {
-                <$model>::reusable(self, len)
+                Recurrent::checkpoints(self).reusable(len)
             }
             fn checkpointed(&self) -> bool {
                 true
             }
             fn mark(&mut self) {
-                <$model>::mark(self);
+                Recurrent::mark_here(self);
             }
             fn save_cache(&self) -> Option<SavedCache> {
                 <$model>::save_cache(self).map(SavedCache::new)
@@ -225,7 +225,7 @@ macro_rules! recurrent_qwen35 {
             fn restore_cache(&mut self, saved: SavedCache) -> bool {
                 let restored = saved.into_inner().is_some_and(|cache| <$model>::restore_cache(self, cache));
                 if !restored {
-                    <$model>::clear(self);
+                    Recurrent::forget(self);
                 }
                 restored
             }

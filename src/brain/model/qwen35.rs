@@ -29,7 +29,8 @@ use candle_nn::VarBuilder;
 
 pub use config::Qwen35Config;
 pub use cpu::CpuQwen35;
-use checkpoints::{Checkpoints, States};
+pub use checkpoints::Recurrent;
+use checkpoints::Checkpoints;
 use delta::{DeltaState, DeltaWeights};
 
 use super::common::{causal_mask, LayerCache};
@@ -302,79 +303,6 @@ impl Qwen35 {
         self.checkpoints.len()
     }
 
-    fn states(&self) -> Vec<DeltaState> {
-        self.layers
-            .iter()
-            .filter_map(|l| match &l.mixer {
-                Mixer::Linear(a) => Some(a.state.clone()),
-                Mixer::Full(_) => None,
-            })
-            .collect()
-    }
-
-    fn set_states(&mut self, states: &[DeltaState]) {
-        let linear = self.layers.iter_mut().filter_map(|l| match &mut l.mixer {
-            Mixer::Linear(a) => Some(a),
-            Mixer::Full(_) => None,
-        });
-        for (layer, state) in linear.zip(states) {
-            layer.state.clone_from(state);
-        }
-    }
-
-    fn reset_states(&mut self) {
-        for layer in &mut self.layers {
-            if let Mixer::Linear(a) = &mut layer.mixer {
-                a.state.reset();
-            }
-        }
-    }
-
-    /// Keeps a checkpoint of the current position, so a later prompt that shares the
-    /// tokens so far continues from here.
-    pub fn mark(&mut self) {
-        if self.checkpoints.wants_mark() {
-            let states = self.states();
-            self.checkpoints.mark(states);
-        }
-    }
-
-    /// The longest prefix of at most `len` cached tokens kept without running any again.
-    pub fn reusable(&self, len: usize) -> usize {
-        self.checkpoints.reusable(len)
-    }
-
-    /// Keeps the first `len` cached tokens: restores the latest checkpoint at or before
-    /// `len` and runs the tokens after it again. False (and nothing changed) when `len` is
-    /// past the cache.
-    pub fn truncate(&mut self, len: usize) -> Result<bool> {
-        let Some(rewind) = self.checkpoints.rewind(len) else { return Ok(false) };
-        match &rewind.states {
-            States::Keep => {}
-            States::Fresh => self.reset_states(),
-            States::Restore(states) => self.set_states(states),
-        }
-        self.cut_attention(rewind.from);
-        if !rewind.replay.is_empty() {
-            self.forward_rows(&rewind.replay, 1)?;
-        }
-        Ok(true)
-    }
-
-    fn cut_attention(&mut self, len: usize) {
-        for layer in &mut self.layers {
-            if let Mixer::Full(a) = &mut layer.mixer {
-                a.cache.len = a.cache.len.min(len);
-            }
-        }
-    }
-
-    pub fn clear(&mut self) {
-        self.reset_states();
-        self.cut_attention(0);
-        self.checkpoints = Checkpoints::default();
-    }
-
     pub fn save_cache(&self) -> Option<Qwen35Cache> {
         let kv = self
             .layers
@@ -430,8 +358,7 @@ impl Qwen35 {
             candle_core::bail!("{} positions exceed the context length {}", pos + s, self.config.context_length);
         }
         if s > 1 {
-            let states = self.states();
-            self.checkpoints.before_call(states);
+            self.before_call();
         }
         let result = self.run(tokens, pos, rows);
         match result {
@@ -441,7 +368,7 @@ impl Qwen35 {
             }
             Err(e) => {
                 // A layer may have advanced its state: nothing cached can be trusted.
-                self.clear();
+                self.forget();
                 Err(e)
             }
         }
@@ -471,6 +398,48 @@ impl Qwen35 {
         let rows = rows.clamp(1, s);
         let last = candle_nn::ops::rms_norm(&x.narrow(1, s - rows, rows)?.contiguous()?, &self.norm, eps)?;
         self.output.forward(&last)?.to_dtype(DType::F32)
+    }
+}
+
+impl Recurrent for Qwen35 {
+    fn delta_states(&self) -> Vec<&DeltaState> {
+        self.layers
+            .iter()
+            .filter_map(|l| match &l.mixer {
+                Mixer::Linear(a) => Some(&a.state),
+                Mixer::Full(_) => None,
+            })
+            .collect()
+    }
+
+    fn delta_states_mut(&mut self) -> Vec<&mut DeltaState> {
+        self.layers
+            .iter_mut()
+            .filter_map(|l| match &mut l.mixer {
+                Mixer::Linear(a) => Some(&mut a.state),
+                Mixer::Full(_) => None,
+            })
+            .collect()
+    }
+
+    fn checkpoints(&self) -> &Checkpoints {
+        &self.checkpoints
+    }
+
+    fn checkpoints_mut(&mut self) -> &mut Checkpoints {
+        &mut self.checkpoints
+    }
+
+    fn cut_attention(&mut self, len: usize) {
+        for layer in &mut self.layers {
+            if let Mixer::Full(a) = &mut layer.mixer {
+                a.cache.len = a.cache.len.min(len);
+            }
+        }
+    }
+
+    fn replay(&mut self, tokens: &[u32]) -> Result<()> {
+        self.forward_rows(tokens, 1).map(|_| ())
     }
 }
 

@@ -109,6 +109,75 @@ impl Checkpoints {
     }
 }
 
+/// A model whose cache is a recurrent state per linear layer beside attention caches that
+/// cut back, kept with [`Checkpoints`]: both Qwen3.5 passes. They give access to their
+/// states and checkpoints; going back, marking and clearing are written once, here.
+pub trait Recurrent {
+    /// The linear layers' states, in layer order.
+    fn delta_states(&self) -> Vec<&DeltaState>;
+    fn delta_states_mut(&mut self) -> Vec<&mut DeltaState>;
+    fn checkpoints(&self) -> &Checkpoints;
+    fn checkpoints_mut(&mut self) -> &mut Checkpoints;
+    /// Drops what the attention caches hold past `len`.
+    fn cut_attention(&mut self, len: usize);
+    /// Runs `tokens` after the cached ones (their logits are not needed).
+    fn replay(&mut self, tokens: &[u32]) -> candle_core::Result<()>;
+
+    /// Copies of the linear layers' states.
+    fn states(&self) -> Vec<DeltaState> {
+        self.delta_states().into_iter().cloned().collect()
+    }
+
+    fn set_states(&mut self, states: &[DeltaState]) {
+        for (state, saved) in self.delta_states_mut().into_iter().zip(states) {
+            state.clone_from(saved);
+        }
+    }
+
+    fn reset_states(&mut self) {
+        self.delta_states_mut().into_iter().for_each(DeltaState::reset);
+    }
+
+    /// Keeps a checkpoint of the current position, so a later prompt that shares the
+    /// tokens so far continues from here.
+    fn mark_here(&mut self) {
+        if self.checkpoints().wants_mark() {
+            let states = self.states();
+            self.checkpoints_mut().mark(states);
+        }
+    }
+
+    /// Before a call of several tokens: keeps the states it starts from.
+    fn before_call(&mut self) {
+        let states = self.states();
+        self.checkpoints_mut().before_call(states);
+    }
+
+    /// Keeps the first `len` cached tokens: restores the latest checkpoint at or before
+    /// `len` and runs the tokens after it again. False (and nothing changed) when `len` is
+    /// past the cache.
+    fn go_back(&mut self, len: usize) -> candle_core::Result<bool> {
+        let Some(rewind) = self.checkpoints_mut().rewind(len) else { return Ok(false) };
+        match &rewind.states {
+            States::Keep => {}
+            States::Fresh => self.reset_states(),
+            States::Restore(states) => self.set_states(states),
+        }
+        self.cut_attention(rewind.from);
+        if !rewind.replay.is_empty() {
+            self.replay(&rewind.replay)?;
+        }
+        Ok(true)
+    }
+
+    /// An empty cache.
+    fn forget(&mut self) {
+        self.reset_states();
+        self.cut_attention(0);
+        *self.checkpoints_mut() = Checkpoints::default();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@ use super::super::attention::{self, KvCache};
 use super::super::cpu_ops::{matmul, rms_norm, rope, rope_tables, swiglu};
 use super::super::kernels::{QuantInput, QuantMatrix};
 use super::super::pool::{Pool, SharedOut};
-use super::checkpoints::{Checkpoints, States};
+use super::checkpoints::{Checkpoints, Recurrent};
 use super::config::Qwen35Config;
 use super::delta::{self, DeltaState, DeltaWeights};
 
@@ -307,65 +307,6 @@ impl CpuQwen35 {
         layers + self.embed.size_in_bytes() + self.output.as_ref().map_or(0, Proj::size_in_bytes)
     }
 
-    fn states(&self) -> Vec<DeltaState> {
-        self.layers
-            .iter()
-            .filter_map(|l| match &l.mixer {
-                Mixer::Linear(a) => Some(a.state.clone()),
-                Mixer::Full(_) => None,
-            })
-            .collect()
-    }
-
-    fn set_states(&mut self, states: &[DeltaState]) {
-        let linear = self.layers.iter_mut().filter_map(|l| match &mut l.mixer {
-            Mixer::Linear(a) => Some(a),
-            Mixer::Full(_) => None,
-        });
-        for (layer, state) in linear.zip(states) {
-            layer.state.clone_from(state);
-        }
-    }
-
-    fn reset_states(&mut self) {
-        for layer in &mut self.layers {
-            if let Mixer::Linear(a) = &mut layer.mixer {
-                a.state.reset();
-            }
-        }
-    }
-
-    pub fn mark(&mut self) {
-        if self.checkpoints.wants_mark() {
-            let states = self.states();
-            self.checkpoints.mark(states);
-        }
-    }
-
-    pub fn reusable(&self, len: usize) -> usize {
-        self.checkpoints.reusable(len)
-    }
-
-    /// See [`super::Qwen35::truncate`]. (The KV caches need no cut: the next write at a
-    /// position drops what was cached past it.)
-    pub fn truncate(&mut self, len: usize) -> Result<bool> {
-        let Some(rewind) = self.checkpoints.rewind(len) else { return Ok(false) };
-        match &rewind.states {
-            States::Keep => {}
-            States::Fresh => self.reset_states(),
-            States::Restore(states) => self.set_states(states),
-        }
-        if !rewind.replay.is_empty() {
-            self.forward_rows(&rewind.replay, 1)?;
-        }
-        Ok(true)
-    }
-
-    pub fn clear(&mut self) {
-        self.reset_states();
-        self.checkpoints = Checkpoints::default();
-    }
-
     pub fn save_cache(&self) -> Option<CpuQwen35Cache> {
         let len = self.cached_len();
         let kv = self
@@ -423,8 +364,7 @@ impl CpuQwen35 {
             candle_core::bail!("token id {bad} is outside the vocabulary ({vocab})");
         }
         if m > 1 {
-            let states = self.states();
-            self.checkpoints.before_call(states);
+            self.before_call();
         }
         match self.run(tokens, pos, rows) {
             Ok(logits) => {
@@ -432,7 +372,7 @@ impl CpuQwen35 {
                 Ok(logits)
             }
             Err(e) => {
-                self.clear();
+                self.forget();
                 Err(e)
             }
         }
@@ -485,6 +425,43 @@ impl CpuQwen35 {
         let mut logits = vec![0f32; rows * output.rows()];
         project(&self.pool, &mut [(output, &mut logits[..])], &s.h, rows, &mut s.q8_0, &mut s.q8k)?;
         Ok(logits)
+    }
+}
+
+impl Recurrent for CpuQwen35 {
+    fn delta_states(&self) -> Vec<&DeltaState> {
+        self.layers
+            .iter()
+            .filter_map(|l| match &l.mixer {
+                Mixer::Linear(a) => Some(&a.state),
+                Mixer::Full(_) => None,
+            })
+            .collect()
+    }
+
+    fn delta_states_mut(&mut self) -> Vec<&mut DeltaState> {
+        self.layers
+            .iter_mut()
+            .filter_map(|l| match &mut l.mixer {
+                Mixer::Linear(a) => Some(&mut a.state),
+                Mixer::Full(_) => None,
+            })
+            .collect()
+    }
+
+    fn checkpoints(&self) -> &Checkpoints {
+        &self.checkpoints
+    }
+
+    fn checkpoints_mut(&mut self) -> &mut Checkpoints {
+        &mut self.checkpoints
+    }
+
+    /// Nothing to do: the next write at a position drops what was cached past it.
+    fn cut_attention(&mut self, _len: usize) {}
+
+    fn replay(&mut self, tokens: &[u32]) -> Result<()> {
+        self.forward_rows(tokens, 1).map(|_| ())
     }
 }
 
