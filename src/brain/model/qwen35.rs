@@ -245,10 +245,19 @@ impl Qwen35 {
         for (i, &recurrent) in c.recurrent.iter().enumerate() {
             let n = |suffix: &str| format!("blk.{i}.{suffix}");
             let mixer = if recurrent {
-                let conv = w.values(&n("ssm_conv1d.weight"))?;
-                if conv.len() != c.conv_dim() * c.conv_kernel {
-                    candle_core::bail!("blk.{i}.ssm_conv1d has {} values, expected {}", conv.len(), c.conv_dim() * c.conv_kernel);
-                }
+                // The delta rule indexes these by head and channel: a file that lies about
+                // their sizes gets an error here, not a panic later.
+                let mut sized = |name: &str, len: usize| -> Result<Vec<f32>> {
+                    let values = w.values(&n(name))?;
+                    if values.len() != len {
+                        candle_core::bail!("blk.{i}.{name} has {} values, expected {len}", values.len());
+                    }
+                    Ok(values)
+                };
+                let conv = sized("ssm_conv1d.weight", c.conv_dim() * c.conv_kernel)?;
+                let a = sized("ssm_a", c.lin_v_heads)?;
+                let dt_bias = sized("ssm_dt.bias", c.lin_v_heads)?;
+                let norm = sized("ssm_norm.weight", c.lin_v_dim)?;
                 Mixer::Linear(LinearAttention {
                     qkv: w.matrix(&n("attn_qkv.weight"))?,
                     z: w.matrix(&n("attn_gate.weight"))?,
@@ -256,9 +265,9 @@ impl Qwen35 {
                     beta: w.matrix(&n("ssm_beta.weight"))?,
                     out: w.matrix(&n("ssm_out.weight"))?,
                     conv,
-                    a: w.values(&n("ssm_a"))?,
-                    dt_bias: w.values(&n("ssm_dt.bias"))?,
-                    norm: w.values(&n("ssm_norm.weight"))?,
+                    a,
+                    dt_bias,
+                    norm,
                     state: DeltaState::new(c),
                 })
             } else {
@@ -493,7 +502,9 @@ fn linear_attention(a: &mut LinearAttention, c: &Qwen35Config, x: &Tensor) -> Re
     let mut out = vec![0.0f32; b * s * width];
     let weights = DeltaWeights { conv: &a.conv, a: &a.a, dt_bias: &a.dt_bias, norm: &a.norm };
     // The recurrence runs on the host (a GPU hands its inputs over once per layer).
-    delta::run(c, &weights, &mut a.state, &qkv, &z, &alpha, &beta, b * s, &mut out);
+    if !delta::run(c, &weights, &mut a.state, &qkv, &z, &alpha, &beta, b * s, &mut out) {
+        candle_core::bail!("a linear attention projection has the wrong size");
+    }
     let out = Tensor::from_vec(out, (b, s, width), x.device())?;
     a.out.forward(&out)
 }

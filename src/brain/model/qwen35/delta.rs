@@ -50,13 +50,14 @@ pub struct DeltaWeights<'a> {
 /// Runs `m` tokens through the core. `qkv` is `m x conv_dim` (the projection before the
 /// convolution), `z` is `m x v_heads*v_dim` (the output gate), `alpha` and `beta` are
 /// `m x v_heads` (projections before their activations). Writes `m x v_heads*v_dim` into
-/// `out` and advances `st`. One thread.
+/// `out` and advances `st`. One thread. False (nothing changed) when a slice is shorter
+/// than the shape says.
 #[allow(clippy::too_many_arguments)]
-pub fn run(c: &Qwen35Config, w: &DeltaWeights, st: &mut DeltaState, qkv: &[f32], z: &[f32], alpha: &[f32], beta: &[f32], m: usize, out: &mut [f32]) {
+pub fn run(c: &Qwen35Config, w: &DeltaWeights, st: &mut DeltaState, qkv: &[f32], z: &[f32], alpha: &[f32], beta: &[f32], m: usize, out: &mut [f32]) -> bool {
     run_with(c, w, st, qkv, z, alpha, beta, m, out, &|n, task| {
         (0..n).for_each(task);
         true
-    });
+    })
 }
 
 /// [`run`] with the value heads spread by `par` (`par(n, task)` runs `task(0..n)`, in any
@@ -79,6 +80,21 @@ pub fn run_with(
     let (nk, nv, dk, dv) = (c.lin_k_heads, c.lin_v_heads, c.lin_k_dim, c.lin_v_dim);
     let key_dim = nk * dk;
     let eps = c.rms_eps as f32;
+    let width = nv * dv;
+    let fits = qkv.len() >= m * conv_dim
+        && z.len() >= m * width
+        && alpha.len() >= m * nv
+        && beta.len() >= m * nv
+        && out.len() >= m * width
+        && w.conv.len() >= conv_dim * c.conv_kernel
+        && w.a.len() >= nv
+        && w.dt_bias.len() >= nv
+        && w.norm.len() >= dv
+        && st.conv.len() >= (c.conv_kernel - 1) * conv_dim
+        && st.state.len() >= nv * dk * dv;
+    if !fits {
+        return false;
+    }
     let mixed = convolve(c, w, st, qkv, m);
     // Queries and keys, normalized per head (queries also scaled by 1/sqrt(k_dim)).
     let mut qk = vec![0.0f32; m * 2 * key_dim];
@@ -88,10 +104,6 @@ pub fn run_with(
         for (i, head) in row.chunks_exact_mut(dk).enumerate() {
             l2_normalize(head, eps, if i < nk { q_scale } else { 1.0 });
         }
-    }
-    let width = nv * dv;
-    if out.len() < m * width || st.state.len() < nv * dk * dv {
-        return false;
     }
     let states = SharedOut::new(&mut st.state);
     let outs = SharedOut::new(out);
@@ -229,14 +241,14 @@ mod tests {
         let width = c.lin_v_heads * c.lin_v_dim;
         let mut all = DeltaState::new(&c);
         let mut out_all = vec![0.0; m * width];
-        run(&c, &w, &mut all, &qkv, &z, &alpha, &beta, m, &mut out_all);
+        assert!(run(&c, &w, &mut all, &qkv, &z, &alpha, &beta, m, &mut out_all));
         let mut one = DeltaState::new(&c);
         let mut out_one = vec![0.0; m * width];
         let cd = c.conv_dim();
         let nv = c.lin_v_heads;
         for t in 0..m {
             let o = &mut out_one[t * width..(t + 1) * width];
-            run(&c, &w, &mut one, &qkv[t * cd..(t + 1) * cd], &z[t * width..(t + 1) * width], &alpha[t * nv..(t + 1) * nv], &beta[t * nv..(t + 1) * nv], 1, o);
+            assert!(run(&c, &w, &mut one, &qkv[t * cd..(t + 1) * cd], &z[t * width..(t + 1) * width], &alpha[t * nv..(t + 1) * nv], &beta[t * nv..(t + 1) * nv], 1, o));
         }
         assert_eq!(out_all, out_one);
         assert_eq!(all, one);
@@ -256,9 +268,23 @@ mod tests {
             c.head_order = order;
             let mut st = DeltaState::new(&c);
             let mut out = vec![0.0; 2 * 4 * 2];
-            run(&c, &w, &mut st, &qkv, &z, &alpha, &beta, 2, &mut out);
+            assert!(run(&c, &w, &mut st, &qkv, &z, &alpha, &beta, 2, &mut out));
             outs.push(out);
         }
         assert_ne!(outs[0], outs[1]);
+    }
+
+    #[test]
+    fn inputs_shorter_than_the_shape_are_refused_and_change_nothing() {
+        let c = config(HeadOrder::Grouped);
+        let conv: Vec<f32> = (0..c.conv_dim() * c.conv_kernel).map(|i| (i as f32 * 0.37).cos()).collect();
+        let (qkv, z, alpha, beta) = inputs(2, &c);
+        let mut st = DeltaState::new(&c);
+        let mut out = vec![0.0; 2 * 4];
+        let short_a = DeltaWeights { conv: &conv, a: &[-0.5], dt_bias: &[0.1, -0.3], norm: &[1.0, 0.5] };
+        assert!(!run(&c, &short_a, &mut st, &qkv, &z, &alpha, &beta, 2, &mut out));
+        let w = DeltaWeights { conv: &conv, a: &[-0.5, -2.0], dt_bias: &[0.1, -0.3], norm: &[1.0, 0.5] };
+        assert!(!run(&c, &w, &mut st, &qkv[1..], &z, &alpha, &beta, 2, &mut out));
+        assert_eq!(st, DeltaState::new(&c));
     }
 }
