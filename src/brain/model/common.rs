@@ -17,6 +17,13 @@ impl LayerCache {
         Self { k: None, v: None, len: 0 }
     }
 
+    /// A copy of positions `0..len`, not a shared view: the current cache is written in
+    /// place later.
+    pub fn copy(&self) -> Result<Self> {
+        let copy = |t: &Option<Tensor>| t.as_ref().map(|t| t.narrow(2, 0, self.len)?.copy()).transpose();
+        Ok(Self { k: copy(&self.k)?, v: copy(&self.v)?, len: self.len })
+    }
+
     pub fn capacity(&self) -> usize {
         self.k.as_ref().and_then(|k| k.dims().get(2).copied()).unwrap_or(0)
     }

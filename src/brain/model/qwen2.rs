@@ -177,12 +177,7 @@ impl Qwen2 {
 
     /// A copy of the KV cache (`None` when a copy fails, e.g. out of device memory).
     pub fn save_cache(&self) -> Option<Qwen2Cache> {
-        let copy = |t: &Option<Tensor>, len: usize| -> Result<Option<Tensor>> {
-            // A copy, not a shared view: the current cache is written in place later.
-            t.as_ref().map(|t| t.narrow(2, 0, len)?.copy()).transpose()
-        };
-        let layers: Result<Vec<LayerCache>> =
-            self.layers.iter().map(|l| Ok(LayerCache { k: copy(&l.cache.k, l.cache.len)?, v: copy(&l.cache.v, l.cache.len)?, len: l.cache.len })).collect();
+        let layers: Result<Vec<LayerCache>> = self.layers.iter().map(|l| l.cache.copy()).collect();
         layers.ok().map(Qwen2Cache)
     }
 

@@ -320,11 +320,7 @@ impl Qwen35 {
                 Mixer::Full(a) => Some(a),
                 Mixer::Linear(_) => None,
             })
-            .map(|a| {
-                let len = a.cache.len;
-                let copy = |t: &Option<Tensor>| t.as_ref().map(|t| t.narrow(2, 0, len)?.copy()).transpose();
-                Ok(LayerCache { k: copy(&a.cache.k)?, v: copy(&a.cache.v)?, len })
-            })
+            .map(|a| a.cache.copy())
             .collect::<Result<Vec<_>>>()
             .ok()?;
         Some(Qwen35Cache { kv, states: self.states(), checkpoints: self.checkpoints.clone() })
