@@ -61,6 +61,10 @@ const SYSTEM: &str = "你是一个运行在本地的 Agent 助手，可以调用
 const MIXED: &str = "先用一句话说明你的计划，然后读取 docs/agent_intro.txt 并计算 3.14 * 5。说明和工具调用都放在同一个回答里。";
 /// Several calls at once (the 0.5B model's fenced-single-call case).
 const SEVERAL: &str = "帮我做三件事：1) 阅读 docs/agent_intro.txt；2) 计算 3.14 * 5；3) 把 data/sample.csv 转成 markdown 表格。";
+/// Nothing for a tool to do.
+const GREETING: &str = "你好，请用一句话介绍你自己。";
+/// Two calculations (the 0.5B, free, writes one fenced call of one merged expression).
+const TWO_SUMS: &str = "Compute 17 * 23 and 144 / 12.";
 /// A tool that is not there.
 const UNKNOWN: &str = "Use the web_search tool to find today's weather in Beijing, then call send_email with the result.";
 
@@ -196,20 +200,21 @@ fn prompt_json_decisions_are_envelopes_with_valid_calls() {
     assert!(decisions[3].ai.tool_calls.is_empty(), "{}", decisions[3].raw_output);
 }
 
-/// Also: greedy stays greedy (one test, so that both share the template's prompt prefix).
+/// Also: greedy stays greedy, and two calculations asked for are two calls (one test, so
+/// that all share the template's prompt prefix).
 #[test]
 fn builtin_decisions_are_native_calls_or_plain_answers_and_a_good_one_is_left_as_it_is() {
     let _serial = serial();
     let mut brain = CandleBrain::load(&profile(MAX_NEW_TOKENS)).unwrap();
     check_with(&mut brain, Phase::React, ToolCalling::Builtin, vec![("mixed", ask(MIXED)), ("unknown tool", ask(UNKNOWN))]);
 
-    // Free, the 0.5B model answers this with its call in a JSON fence, which the native
-    // grammar allows: the mask must then change nothing.
-    let free = decide(&mut brain, &request(ask(SEVERAL), Phase::React, ToolCalling::Builtin, Decoding::Free));
-    let request = request(ask(SEVERAL), Phase::React, ToolCalling::Builtin, Decoding::Constrained);
-    let constrained = decide(&mut brain, &request);
+    // Free, the 0.5B model answers a greeting in plain text, which the native grammar
+    // allows: the mask (and the answer's bias at the choice) must then change nothing.
+    let free = decide(&mut brain, &request(ask(GREETING), Phase::React, ToolCalling::Builtin, Decoding::Free));
+    let greeting = request(ask(GREETING), Phase::React, ToolCalling::Builtin, Decoding::Constrained);
+    let constrained = decide(&mut brain, &greeting);
     report("free vs constrained", &constrained.report.stats);
-    assert_well_formed("Builtin/React/several", &constrained, &request);
+    assert_well_formed("Builtin/React/greeting", &constrained, &greeting);
     let space = TokenSpace::for_model(&ModelHandle::load(&profile(MAX_NEW_TOKENS)).unwrap()).unwrap();
     let grammar = constrain::lark(&ToolSpec::parse_all(&tools()).unwrap(), Target::Native(NativeStyle::Hermes));
     assert!(
@@ -220,6 +225,14 @@ fn builtin_decisions_are_native_calls_or_plain_answers_and_a_good_one_is_left_as
     assert_eq!(constrained.raw_output, free.raw_output);
     assert_eq!(free.report.stats.mask_ms, 0.0);
     assert!(constrained.report.stats.mask_ms > 0.0);
+
+    // Free, it writes one call in a JSON fence and merges the two calculations into one
+    // expression; its fence held to an array of calls, it makes one call for each.
+    let free = decide(&mut brain, &request(ask(TWO_SUMS), Phase::React, ToolCalling::Builtin, Decoding::Free));
+    let constrained = decide(&mut brain, &request(ask(TWO_SUMS), Phase::React, ToolCalling::Builtin, Decoding::Constrained));
+    assert!(free.ai.tool_calls.len() <= 1, "free made several calls now, the case shows nothing:\n{}", free.raw_output);
+    let expressions: Vec<_> = constrained.ai.tool_calls.iter().map(|c| (c.name.as_str(), c.args["expression"].as_str().unwrap_or(""))).collect();
+    assert_eq!(expressions, [("calculator", "17 * 23"), ("calculator", "144 / 12")], "{}", constrained.raw_output);
 }
 
 #[test]

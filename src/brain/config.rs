@@ -88,6 +88,9 @@ pub struct Profile {
     /// Added to the logits of "no call" where a constrained prompt_json decision chooses
     /// between answering and calling (0: the model's own preference).
     pub no_call_bias: f32,
+    /// The same for a fresh builtin decision, where the model chooses between plain text
+    /// and opening a call in its own format.
+    pub builtin_no_call_bias: f32,
     /// After tool results, an answer is written again from a prompt of the question and
     /// its results alone (`brain::synthesis`).
     pub answer_from_results: bool,
@@ -182,6 +185,7 @@ impl Default for Profile {
             decoding: Decoding::Free,
             strategy: Strategy::default(),
             no_call_bias: 0.0,
+            builtin_no_call_bias: 0.0,
             answer_from_results: false,
             next_call_after_results: false,
             draft_tokens: DRAFT_TOKENS,

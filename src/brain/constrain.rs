@@ -25,7 +25,7 @@ mod vocab;
 
 pub use closing::{Closing, RESERVE};
 pub use formats::{normalize, normalize_args};
-pub use bias::{AnswerBias, ChoicePoint, Margin, EMPTY_CALLS, NO_TOOL_TASK};
+pub use bias::{AnswerBias, Branch, ChoicePoint, Margin, EMPTY_CALLS, NATIVE_TEXT, NO_TOOL_TASK};
 pub use grammar::{after_tasks_lark, json_schema, lark, tasks_lark, KeyOrder, NativeStyle, Target, NO_TOOL};
 pub use matcher::GrammarConstraint;
 pub use tasks::{chosen_tools, TasksFirst};
@@ -59,16 +59,19 @@ impl From<ConstrainError> for BrainError {
 /// How the choice between answering and calling is watched and weighted.
 #[derive(Clone, Debug, Default)]
 pub struct AnswerChoice {
-    /// Added to the answer's logits where the model chooses (see [`bias`]).
+    /// Added to the answer's logits where the model chooses in the envelope (see [`bias`]).
     pub bias: f32,
+    /// Added to the answer's logits where a fresh decision in the model's native format
+    /// chooses between text and a call.
+    pub native_bias: f32,
     /// Receives the model's own margin at the first choice.
     pub margin: Margin,
 }
 
 /// The constraint for one decision of `request`, asked as `ask`, on `model` under
 /// `strategy`: tasks-first replaces the calls-first envelope (a fresh prompt_json
-/// request); every other form is one grammar. Fresh envelope decisions have their
-/// answer-or-call choice watched.
+/// request); every other form is one grammar. Fresh envelope and native decisions have
+/// their answer-or-call choice watched.
 pub fn for_request(
     model: &ModelHandle,
     request: &DecisionRequest,
@@ -90,6 +93,10 @@ pub fn for_request(
     if target == Target::Envelope(KeyOrder::CallsFirst) && !tools.is_empty() {
         let (point, bias, margin) = watched(EMPTY_CALLS);
         return Ok(Box::new(Closing::new(AnswerBias::new(inner, space.clone(), point, bias, margin), space)));
+    }
+    if matches!(target, Target::Native(_)) && !tools.is_empty() && !after_results {
+        let margin = choice.margin.clone();
+        return Ok(Box::new(Closing::new(AnswerBias::new(inner, space.clone(), NATIVE_TEXT, choice.native_bias, margin), space)));
     }
     Ok(Box::new(Closing::new(inner, space)))
 }

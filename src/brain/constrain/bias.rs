@@ -2,11 +2,13 @@
 //! asked for a decision under a tools prompt call a tool almost whatever the question
 //! (the 0.5B called one for 17 of 20 questions no offered tool answers); where the grammar
 //! lets the model choose, this wrapper records how strongly it preferred the answer (the
-//! margin, in logits) and adds the profile's `no_call_bias` to the answer's tokens.
+//! margin, in logits) and adds the profile's bias to the answer's tokens.
 //!
 //! The choice point is where the text so far, whitespace aside, ends with `prefix` and
-//! the allowed tokens continue either with `answer` (`]` after `{"tool_calls": [`, or
-//! `none"` as a task's tool) or with something else (a call, a tool's name).
+//! the allowed tokens continue either with the answer (`]` after `{"tool_calls": [`, or
+//! `none"` as a task's tool) or with something else (a call, a tool's name). In the
+//! model's native formats the choice is the first visible text: a call block or fence
+//! opens there, or the answer's text begins.
 
 use std::sync::{Arc, Mutex};
 
@@ -16,16 +18,28 @@ use super::TokenSpace;
 /// Where the choice is made and what answering looks like there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChoicePoint {
-    /// The text before the choice, without whitespace.
+    /// The text before the choice, without whitespace; empty: the start of the answer.
     pub prefix: &'static str,
     /// How the answer's branch continues.
-    pub answer: &'static str,
+    pub answer: Branch,
+}
+
+/// What marks the answer's branch at a choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Branch {
+    /// The answer continues with exactly this text.
+    Text(&'static str),
+    /// Anything that does not open one of these (call openers) is the answer.
+    NotOpening(&'static [&'static str]),
 }
 
 /// The calls-first envelope: an empty call list is the answer.
-pub const EMPTY_CALLS: ChoicePoint = ChoicePoint { prefix: "{\"tool_calls\":[", answer: "]" };
+pub const EMPTY_CALLS: ChoicePoint = ChoicePoint { prefix: "{\"tool_calls\":[", answer: Branch::Text("]") };
 /// The tasks-first envelope: a task whose tool is `none`.
-pub const NO_TOOL_TASK: ChoicePoint = ChoicePoint { prefix: "\"tool\":\"", answer: "none\"" };
+pub const NO_TOOL_TASK: ChoicePoint = ChoicePoint { prefix: "\"tool\":\"", answer: Branch::Text("none\"") };
+/// The native formats (Hermes, XML, fences of calls): plain text is the answer.
+pub const NATIVE_TEXT: ChoicePoint =
+    ChoicePoint { prefix: "", answer: Branch::NotOpening(&["<tool_call>", "<function=", "```"]) };
 
 /// The margin at the first choice, shared with the brain that reports it.
 pub type Margin = Arc<Mutex<Option<f32>>>;
@@ -51,6 +65,10 @@ impl<C> AnswerBias<C> {
     /// the choice: the prefix's last [`REACH`] characters or fewer are still to come.
     fn matched(&self) -> Option<usize> {
         let prefix = self.point.prefix;
+        if prefix.is_empty() {
+            // The start of the answer: only before anything visible is written.
+            return self.written.is_empty().then_some(0);
+        }
         let chars: Vec<(usize, char)> = prefix.char_indices().collect();
         let shortest = chars.len().saturating_sub(REACH);
         (shortest..=chars.len())
@@ -87,8 +105,12 @@ fn side(point: ChoicePoint, matched: usize, text: &str) -> Side {
     let combined = format!("{}{text}", &prefix[..matched]);
     match combined.strip_prefix(prefix) {
         Some("") => Side::OnPath,
-        Some(past) if point.answer.starts_with(past) || past.starts_with(point.answer) => Side::Answer,
-        Some(_) => Side::Call,
+        Some(past) => match point.answer {
+            Branch::Text(answer) if answer.starts_with(past) || past.starts_with(answer) => Side::Answer,
+            Branch::Text(_) => Side::Call,
+            Branch::NotOpening(openers) if openers.iter().any(|o| o.starts_with(past) || past.starts_with(o)) => Side::Call,
+            Branch::NotOpening(_) => Side::Answer,
+        },
         None if prefix.starts_with(&combined) => Side::OnPath,
         None => Side::Off,
     }
@@ -217,6 +239,59 @@ mod tests {
         assert_eq!(side(EMPTY_CALLS, 15, "{\""), Side::Call);
         assert_eq!(side(NO_TOOL_TASK, 8, "no"), Side::Answer);
         assert_eq!(side(NO_TOOL_TASK, 8, "calculator\""), Side::Call);
+        // Native formats: a call block or fence opening (or the start of one) is a call.
+        for (text, expected) in [
+            ("<tool_call>", Side::Call),
+            ("<", Side::Call),
+            ("``", Side::Call),
+            ("```json", Side::Call),
+            ("<function=", Side::Call),
+            ("The", Side::Answer),
+            ("巴黎", Side::Answer),
+            ("<b>", Side::Answer),
+            ("", Side::OnPath),
+        ] {
+            assert_eq!(side(NATIVE_TEXT, 0, text), expected, "{text}");
+        }
+    }
+
+    /// Greedy native decoding of a "model" that prefers a fence by `lead` over text.
+    fn decode_native(bias: f32, lead: f32) -> (String, Option<f32>) {
+        let space = space();
+        let tools = [json!({"name": "f", "parameters": {"type": "object", "properties": {}}})];
+        let tools = crate::tools::spec::ToolSpec::parse_all(&tools).unwrap();
+        let grammar = lark(&tools, Target::Native(crate::brain::format::NativeStyle::Hermes));
+        let margin = Margin::default();
+        let mut c = AnswerBias::new(space.constraint(&grammar).unwrap(), space.clone(), NATIVE_TEXT, bias, margin.clone());
+        let mut out = String::new();
+        for step in 0..4 {
+            let mut logits = vec![0.0f32; space.vocab_size()];
+            if step == 0 {
+                logits[usize::from(b'\n')] = 5.0;
+            }
+            logits[usize::from(b'`')] = 1.0 + lead;
+            logits[usize::from(b'O')] = 1.0;
+            logits[usize::from(b'K')] = 0.5;
+            c.mask_logits(&mut logits).unwrap();
+            let best = (0..logits.len()).max_by(|&a, &b| logits[a].total_cmp(&logits[b])).unwrap();
+            c.commit(best as u32).unwrap();
+            out.push(char::from(best as u8));
+        }
+        let m = *margin.lock().unwrap();
+        (out, m)
+    }
+
+    #[test]
+    fn a_native_decision_chooses_at_its_first_visible_text_and_only_there() {
+        // A blank first (chooses nothing), then the fence wins by 1.5.
+        let (text, margin) = decode_native(0.0, 1.5);
+        assert_eq!(text, "\n```");
+        assert_eq!(margin, Some(-1.5));
+        // Biased past the lead, the text wins; after it, `` ` `` is no call opener any
+        // more and no token is biased (`O` stays ahead of `K` as the logits say).
+        let (text, margin) = decode_native(2.0, 1.5);
+        assert_eq!(text, "\nO``");
+        assert_eq!(margin, Some(-1.5));
     }
 
     #[test]

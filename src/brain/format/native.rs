@@ -35,7 +35,7 @@ const TAG_SEPARATOR: &str = r"/[ \t\r\n]{1,8}/";
 const NATIVE_ANSWER: &str = r"/(?s:[^{]*[^{\s][^{]*)/ & ~/(?s:.*(<tool_call|tool_call>|<function=|<think>|<\/think>).*)/ & ~/(?s:\s*```(json)?[ \t]*\n.*)/";
 
 /// `start` of the native formats: an answer; or one or more call blocks; or one or more
-/// ```` ```json ```` fences each holding a call or an array of calls (Hermes-style
+/// ```` ```json ```` fences each holding an array of calls (Hermes-style
 /// `{"name", "arguments"}`). Whitespace between and after blocks, nothing else.
 ///
 /// The fences are there because small models write their calls that way despite the

@@ -161,10 +161,10 @@ fn native_hermes_is_an_answer_or_call_blocks_or_fenced_calls() {
             "3.14 * 5 = 15.7\n\nDone.",
             "The table:\n```\n| a | b |\n```",
             "```python\nprint(3.14 * 5)\n```",
-            // The 0.5B model's own way: a call, or an array of calls, in a JSON fence.
-            "```json\n{\"name\": \"file_reader\", \"arguments\": {\"path\": \"a.txt\"}}\n```",
+            // The 0.5B model's own way, calls in a JSON fence: held to an array of them.
+            "```json\n[{\"name\": \"file_reader\", \"arguments\": {\"path\": \"a.txt\"}}]\n```",
             "```json\n[\n  {\"name\": \"clock\", \"arguments\": {}},\n  {\"name\": \"format_converter\", \"arguments\": {\"to\": \"csv\"}}\n]\n```\n",
-            "```\n{\"name\": \"clock\", \"arguments\": {}}\n```\n```json\n{\"name\": \"clock\", \"arguments\": {}}\n```",
+            "```\n[{\"name\": \"clock\", \"arguments\": {}}]\n```\n```json\n[{\"name\": \"clock\", \"arguments\": {}}]\n```",
         ],
         &[
             // Narration with a call; a call in a fence; JSON as an answer.
@@ -176,9 +176,11 @@ fn native_hermes_is_an_answer_or_call_blocks_or_fenced_calls() {
             "```json\n[\"file_reader\", \"calculator\"]\n```",
             "```\nname: clock\n```",
             "```json\n[]\n```",
-            "```json\n{\"name\": \"web_search\", \"arguments\": {}}\n```",
-            "```json\n{\"name\": \"file_reader\", \"arguments\": {\"path\": 3}}\n```",
-            "```json\n{\"name\": \"clock\", \"arguments\": {}}\n```\nDone.",
+            "```json\n[{\"name\": \"web_search\", \"arguments\": {}}]\n```",
+            "```json\n[{\"name\": \"file_reader\", \"arguments\": {\"path\": 3}}]\n```",
+            "```json\n[{\"name\": \"clock\", \"arguments\": {}}]\n```\nDone.",
+            // A single call in a fence: the model would close it after one call of many.
+            "```json\n{\"name\": \"file_reader\", \"arguments\": {\"path\": \"a.txt\"}}\n```",
             // Unknown tool, the envelope's key, bad arguments, an unclosed block.
             "<tool_call>\n{\"name\": \"web_search\", \"arguments\": {}}\n</tool_call>",
             "<tool_call>\n{\"name\": \"clock\", \"args\": {}}\n</tool_call>",
