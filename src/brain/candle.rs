@@ -100,7 +100,12 @@ impl Brain for CandleBrain {
             let mut grammar_ms = 0.0;
             if decoding == Decoding::Constrained {
                 let compiling = Instant::now();
-                let choice = constrain::AnswerChoice { bias: self.profile.no_call_bias, native_bias: self.profile.builtin_no_call_bias, margin: margin.clone() };
+                let choice = constrain::Choices {
+                    bias: self.profile.no_call_bias,
+                    native_bias: self.profile.builtin_no_call_bias,
+                    margin: margin.clone(),
+                    omit_optional: self.profile.omit_optional_bias,
+                };
                 match constrain::for_request(&self.model, request, ask, strategy, &choice) {
                     Ok(constraint) if self.profile.thinking => match self.model.tokenizer().token_id("</think>") {
                         // The thought first, free; then the answer, held to the grammar.

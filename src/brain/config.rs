@@ -91,6 +91,9 @@ pub struct Profile {
     /// The same for a fresh builtin decision, where the model chooses between plain text
     /// and opening a call in its own format.
     pub builtin_no_call_bias: f32,
+    /// Added to closing an object where a constrained decision could go on to another key
+    /// (an optional parameter): small models fill in values nobody asked for.
+    pub omit_optional_bias: f32,
     /// After tool results, an answer is written again from a prompt of the question and
     /// its results alone (`brain::synthesis`).
     pub answer_from_results: bool,
@@ -186,6 +189,7 @@ impl Default for Profile {
             strategy: Strategy::default(),
             no_call_bias: 0.0,
             builtin_no_call_bias: 0.0,
+            omit_optional_bias: 0.0,
             answer_from_results: false,
             next_call_after_results: false,
             draft_tokens: DRAFT_TOKENS,

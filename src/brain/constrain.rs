@@ -19,6 +19,7 @@ mod formats;
 pub(crate) mod grammar;
 pub mod grounding;
 mod matcher;
+mod optional;
 mod tasks;
 mod thought;
 mod vocab;
@@ -28,6 +29,7 @@ pub use formats::{normalize, normalize_args};
 pub use bias::{AnswerBias, Branch, ChoicePoint, Margin, EMPTY_CALLS, NATIVE_TEXT, NO_TOOL_TASK};
 pub use grammar::{after_tasks_lark, json_schema, lark, tasks_lark, KeyOrder, NativeStyle, Target, NO_TOOL};
 pub use matcher::GrammarConstraint;
+pub use optional::OptionalBias;
 pub use tasks::{chosen_tools, TasksFirst};
 pub use thought::ThoughtFirst;
 pub use vocab::TokenSpace;
@@ -56,9 +58,10 @@ impl From<ConstrainError> for BrainError {
     }
 }
 
-/// How the choice between answering and calling is watched and weighted.
+/// How the choices a small model gets wrong are watched and weighted: answering or
+/// calling, and closing an object or adding an optional key.
 #[derive(Clone, Debug, Default)]
-pub struct AnswerChoice {
+pub struct Choices {
     /// Added to the answer's logits where the model chooses in the envelope (see [`bias`]).
     pub bias: f32,
     /// Added to the answer's logits where a fresh decision in the model's native format
@@ -66,6 +69,9 @@ pub struct AnswerChoice {
     pub native_bias: f32,
     /// Receives the model's own margin at the first choice.
     pub margin: Margin,
+    /// Added to closing an object where another (optional) key could follow (see
+    /// [`optional`]).
+    pub omit_optional: f32,
 }
 
 /// The constraint for one decision of `request`, asked as `ask`, on `model` under
@@ -77,28 +83,30 @@ pub fn for_request(
     request: &DecisionRequest,
     ask: Ask,
     strategy: Strategy,
-    choice: &AnswerChoice,
+    choice: &Choices,
 ) -> Result<Box<dyn TokenConstraint + Send>, ConstrainError> {
     let after_results = ends_with_results(&request.messages);
     let target = ask.target(after_results);
     let space = TokenSpace::for_model(model)?;
     let tools = grounding::grounded(&ToolSpec::parse_all(&request.tools)?, &request.messages)?;
-    let watched = |point| (point, choice.bias, choice.margin.clone());
+    let finish = |inner: Box<dyn TokenConstraint + Send>| -> Box<dyn TokenConstraint + Send> {
+        Box::new(Closing::new(OptionalBias::new(inner, space.clone(), choice.omit_optional), space.clone()))
+    };
+    let watched = |inner, point, bias| -> Box<dyn TokenConstraint + Send> {
+        finish(Box::new(AnswerBias::new(inner, space.clone(), point, bias, choice.margin.clone())))
+    };
     if uses_tasks(target, strategy, &tools) && !after_results {
-        let (point, bias, margin) = watched(NO_TOOL_TASK);
         let inner = TasksFirst::new(space.clone(), &tools)?;
-        return Ok(Box::new(Closing::new(AnswerBias::new(inner, space.clone(), point, bias, margin), space)));
+        return Ok(finish(Box::new(AnswerBias::new(inner, space.clone(), NO_TOOL_TASK, choice.bias, choice.margin.clone()))));
     }
     let inner = space.constraint(&lark(&tools, target))?;
     if target == Target::Envelope(KeyOrder::CallsFirst) && !tools.is_empty() {
-        let (point, bias, margin) = watched(EMPTY_CALLS);
-        return Ok(Box::new(Closing::new(AnswerBias::new(inner, space.clone(), point, bias, margin), space)));
+        return Ok(watched(inner, EMPTY_CALLS, choice.bias));
     }
     if matches!(target, Target::Native(_)) && !tools.is_empty() && !after_results {
-        let margin = choice.margin.clone();
-        return Ok(Box::new(Closing::new(AnswerBias::new(inner, space.clone(), NATIVE_TEXT, choice.native_bias, margin), space)));
+        return Ok(watched(inner, NATIVE_TEXT, choice.native_bias));
     }
-    Ok(Box::new(Closing::new(inner, space)))
+    Ok(finish(Box::new(inner)))
 }
 
 /// Whether a decision of this form is asked tasks-first: a fresh envelope decision with

@@ -73,6 +73,31 @@ pub trait TokenConstraint {
     }
 }
 
+/// A boxed constraint is one too, so that wrappers can stack over any of them.
+impl<T: TokenConstraint + ?Sized> TokenConstraint for Box<T> {
+    fn allowed(&mut self) -> Option<Vec<u32>> {
+        (**self).allowed()
+    }
+    fn commit(&mut self, token: u32) -> Result<(), String> {
+        (**self).commit(token)
+    }
+    fn is_finished(&self) -> bool {
+        (**self).is_finished()
+    }
+    fn budget(&mut self, remaining: usize) {
+        (**self).budget(remaining)
+    }
+    fn draft(&mut self) -> Vec<u32> {
+        (**self).draft()
+    }
+    fn valid_prefix(&mut self, tokens: &[u32]) -> usize {
+        (**self).valid_prefix(tokens)
+    }
+    fn mask_logits(&mut self, logits: &mut [f32]) -> Result<bool, String> {
+        (**self).mask_logits(logits)
+    }
+}
+
 /// How to decode.
 pub struct GenParams {
     pub max_new_tokens: usize,

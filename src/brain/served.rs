@@ -110,6 +110,9 @@ impl ServedBrain {
         if self.profile.builtin_no_call_bias != 0.0 && matches!(target, Target::Native(_)) {
             warnings.push("builtin_no_call_bias needs the in-process decoder: not applied".into());
         }
+        if self.profile.omit_optional_bias != 0.0 {
+            warnings.push("omit_optional_bias needs the in-process decoder: not applied".into());
+        }
         let constraint = match (self.profile.server, constrain::json_schema(&tools, target)) {
             (ServerKind::Vllm, _) => Constraint::Lark(constrain::lark(&tools, target)),
             (_, Some(schema)) => Constraint::JsonSchema(schema),
