@@ -40,7 +40,9 @@ enum Step {
 }
 
 /// [`Step`] of a token's text: the first `}` or `,` it reaches, after nothing but the
-/// rest of a number or literal and blanks.
+/// rest of a number or literal and blanks. Blanks alone close: pretty-printed JSON (the
+/// models' own style in a fence) puts the comma right after a value and the brace on a
+/// line of its own, so a line break after a value is the way to `}`.
 fn step(text: &str) -> Step {
     for c in text.chars() {
         match c {
@@ -50,7 +52,11 @@ fn step(text: &str) -> Step {
             _ => return Step::Other,
         }
     }
-    Step::Other
+    if !text.is_empty() && text.chars().all(char::is_whitespace) {
+        Step::Close
+    } else {
+        Step::Other
+    }
 }
 
 /// The JSON structure around the end of the text so far.
@@ -169,7 +175,7 @@ mod tests {
 
     #[test]
     fn tokens_step_by_the_first_brace_or_comma_they_reach() {
-        for (text, expected) in [("}", Step::Close), ("\n}", Step::Close), ("},", Step::Close), (",", Step::More), (",\n", Step::More), ("0,", Step::More), ("e}", Step::Close), ("\n", Step::Other), ("\"", Step::Other), (" \"x", Step::Other)] {
+        for (text, expected) in [("}", Step::Close), ("\n}", Step::Close), ("},", Step::Close), (",", Step::More), (",\n", Step::More), ("0,", Step::More), ("e}", Step::Close), ("\n", Step::Close), ("\n    ", Step::Close), ("", Step::Other), ("0", Step::Other), ("\"", Step::Other), (" \"x", Step::Other)] {
             assert_eq!(step(text), expected, "{text:?}");
         }
     }
