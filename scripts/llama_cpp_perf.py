@@ -6,8 +6,8 @@ Reads a JSON request on stdin:
   {"model": PATH, "threads": N, "n_ctx": N, "gen_tokens": N, "repeat": K,
    "prompts": [{"name": ..., "ids": [...]}, ...]}
 and writes on stdout:
-  {"threads", "load_ms", "peak_rss_mib", "runs": [[{prefill_ms, ttft_ms, decode_ms,
-   prefill_tok_s, decode_tok_s, tokens}, ...K] per prompt]}
+  {"threads", "load_ms", "peak_rss_mib", "build", "runs": [[{prefill_ms, ttft_ms,
+   decode_ms, prefill_tok_s, decode_tok_s, tokens}, ...K] per prompt]}
 
 Every run starts from an empty KV cache, prefills in batches of n_batch, then decodes
 greedily for exactly gen_tokens tokens. The C API is used directly (not `Llama.eval`) so
@@ -39,6 +39,16 @@ def peak_rss_mib():
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024.0
     return 0.0
+
+
+def system_info():
+    """The CPU features this llama.cpp build uses (its own words, the enabled ones)."""
+    try:
+        info = L.llama_print_system_info()
+        info = info.decode() if isinstance(info, bytes) else str(info)
+    except Exception as e:  # older builds: the figures still count
+        return "unknown (%s)" % e
+    return " ".join(info.split())
 
 
 def main():
@@ -116,7 +126,8 @@ def main():
             })
         runs.append(per_prompt)
 
-    out = {"threads": threads, "load_ms": load_ms, "peak_rss_mib": peak_rss_mib(), "runs": runs}
+    out = {"threads": threads, "load_ms": load_ms, "peak_rss_mib": peak_rss_mib(), "runs": runs,
+           "build": system_info()}
     L.llama_free(ctx)
     fn("llama_model_free", "llama_free_model")(model)
     json.dump(out, sys.stdout)

@@ -117,6 +117,9 @@ pub struct PromptFigures {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EngineFigures {
     pub engine: String,
+    /// The kernels or build that ran (ours: the instruction set; llama.cpp: its system info).
+    #[serde(default)]
+    pub build: String,
     pub threads: usize,
     pub load_ms: f64,
     /// The process's peak resident memory (VmHWM), MiB.
@@ -152,6 +155,8 @@ pub struct ProfilePerf {
     pub ours: EngineFigures,
     pub reuse: ReuseFigures,
     pub llama_cpp: Option<EngineFigures>,
+    /// What one decode step reads of the model file ([`decode_bytes_per_token`]).
+    pub decode_bytes: Option<u64>,
     pub ratios: Vec<Ratio>,
     /// Peak RSS ours / llama.cpp's process.
     pub peak_rss_ratio: Option<f64>,
@@ -160,6 +165,7 @@ pub struct ProfilePerf {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PerfReport {
     pub date: String,
+    pub machine: Machine,
     /// `/proc/loadavg` when the run started.
     pub load_before: String,
     pub load_after: String,
@@ -167,6 +173,102 @@ pub struct PerfReport {
     /// Why there is no llama.cpp column, when there is none.
     pub llama_cpp_missing: Option<String>,
     pub profiles: Vec<ProfilePerf>,
+}
+
+/// The machine the figures come from.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Machine {
+    /// CPU model and the vector / matrix extensions it reports ([`cpu_description`]).
+    pub cpu: String,
+    /// Threads of the read loop (the physical cores, as both engines use).
+    pub threads: usize,
+    /// The read loop's best pass, GB/s (10^9 bytes); `None` when skipped.
+    pub read_gb_s: Option<f64>,
+}
+
+/// Bytes the read loop passes over: far past the last-level caches here (the Intel machine
+/// reports 260 MiB of L3).
+const READ_LOOP_BYTES: usize = 1 << 30;
+
+/// The machine's read bandwidth: `threads` threads each summing its own share of a 1 GiB
+/// buffer, best of three passes, in GB/s. What a decode that only streams weights could at
+/// most reach.
+pub fn read_bandwidth_gb_s(threads: usize) -> f64 {
+    let words = READ_LOOP_BYTES / 8;
+    // Filled (not zeroed) so that every page is really there before the first pass.
+    let buffer: Vec<u64> = (0..words as u64).collect();
+    let share = words.div_ceil(threads.max(1));
+    let mut best: f64 = 0.0;
+    for _ in 0..3 {
+        let started = Instant::now();
+        std::thread::scope(|s| {
+            for part in buffer.chunks(share) {
+                s.spawn(move || std::hint::black_box(sum_words(part)));
+            }
+        });
+        best = best.max(READ_LOOP_BYTES as f64 / started.elapsed().as_secs_f64() / 1e9);
+    }
+    best
+}
+
+/// Eight independent sums, so that only the loads set the pace.
+fn sum_words(words: &[u64]) -> u64 {
+    let mut acc = [0u64; 8];
+    let mut chunks = words.chunks_exact(8);
+    for chunk in &mut chunks {
+        for (a, w) in acc.iter_mut().zip(chunk) {
+            *a = a.wrapping_add(*w);
+        }
+    }
+    let rest = chunks.remainder().iter().fold(0u64, |a, w| a.wrapping_add(*w));
+    acc.iter().fold(rest, |a, w| a.wrapping_add(*w))
+}
+
+/// What one decode step reads of a GGUF model file: every tensor once, except the token
+/// embeddings when the file has its own output projection (then one row of them is read).
+/// The KV cache comes on top. `None` for a model that is not a readable GGUF file.
+pub fn decode_bytes_per_token(path: &Path) -> Option<u64> {
+    if !path.is_file() {
+        return None;
+    }
+    let mut file = std::fs::File::open(path).ok()?;
+    let content = candle_core::quantized::gguf_file::Content::read(&mut file).ok()?;
+    let tied = !content.tensor_infos.contains_key("output.weight");
+    let bytes = content
+        .tensor_infos
+        .iter()
+        .filter(|(name, _)| tied || name.as_str() != "token_embd.weight")
+        .map(|(_, info)| (info.shape.elem_count() / info.ggml_dtype.block_size() * info.ggml_dtype.type_size()) as u64)
+        .sum();
+    Some(bytes)
+}
+
+/// The CPU in words: its model name, family and model numbers, cores, and which of AVX2,
+/// AVX-512 VNNI and AMX it reports (`/proc/cpuinfo`).
+pub fn cpu_description() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |key: &str| {
+        info.lines()
+            .find(|l| l.split(':').next().is_some_and(|k| k.trim() == key))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+            .unwrap_or_default()
+    };
+    let flags = field("flags");
+    let has = |flag: &str| flags.split_whitespace().any(|f| f == flag);
+    let mut features: Vec<&str> = Vec::new();
+    if has("avx2") {
+        features.push("AVX2");
+    }
+    if has("avx512_vnni") {
+        features.push("AVX-512 VNNI");
+    }
+    features.push(if has("amx_int8") && has("amx_tile") { "AMX int8" } else { "no AMX" });
+    let name = field("model name");
+    let name = if name.is_empty() { std::env::consts::ARCH.to_string() } else { name };
+    let vendor = field("vendor_id");
+    let numbers = if vendor.is_empty() { String::new() } else { format!(" ({vendor} family {} model {})", field("cpu family"), field("model")) };
+    format!("{name}{numbers}, {} cores, {}", physical_cores(), features.join(", "))
 }
 
 /// The median of `values` (0 when empty).
@@ -367,6 +469,7 @@ pub fn measure_ours(profile: &Profile, tools: &[Value], options: &PerfOptions) -
     lm.clear();
     let ours = EngineFigures {
         engine: "b4".into(),
+        build: crate::brain::model::kernels::kernel_set().to_string(),
         threads: candle_core::utils::get_num_threads(),
         load_ms,
         peak_rss_mib: peak_rss_mib(),
@@ -496,6 +599,7 @@ pub fn measure_llama(model: &Path, prompts: &[PerfPrompt], options: &PerfOptions
     let raw: Value = serde_json::from_slice(&stdout).map_err(|e| llama(format!("its output is not JSON: {e}")))?;
     let mut engine: EngineFigures = serde_json::from_value(json!({
         "engine": "llama.cpp",
+        "build": raw.get("build").cloned().unwrap_or(json!("")),
         "threads": raw.get("threads").cloned().unwrap_or(json!(0)),
         "load_ms": raw.get("load_ms").cloned().unwrap_or(json!(0.0)),
         "peak_rss_mib": raw.get("peak_rss_mib").cloned().unwrap_or(json!(0.0)),
@@ -508,6 +612,16 @@ pub fn measure_llama(model: &Path, prompts: &[PerfPrompt], options: &PerfOptions
         engine.prompts.push(summarise(prompt, options.gen_tokens, runs));
     }
     Ok(engine)
+}
+
+/// Weights streamed per second while decoding, and the share of the read bandwidth.
+fn decode_gb_s(bytes: Option<u64>, tok_s: f64, read_gb_s: Option<f64>) -> String {
+    let Some(bytes) = bytes else { return "-".into() };
+    let gb_s = bytes as f64 * tok_s / 1e9;
+    match read_gb_s {
+        Some(read) if read > 0.0 => format!("{gb_s:.1} ({:.0}%)", 100.0 * gb_s / read),
+        _ => format!("{gb_s:.1}"),
+    }
 }
 
 /// ours / llama.cpp per prompt.
@@ -527,16 +641,38 @@ pub fn ratios(ours: &EngineFigures, llama: &EngineFigures) -> Vec<Ratio> {
 /// The printed table.
 pub fn render_table(report: &PerfReport) -> String {
     let mut out = String::new();
-    out.push_str("| profile | engine | prompt | tokens | load ms | prefill tok/s | decode tok/s | TTFT ms | peak RSS MiB |\n");
-    out.push_str("|---|---|---|---|---|---|---|---|---|\n");
+    let machine = &report.machine;
+    out.push_str(&format!("machine: {}\n", machine.cpu));
+    if let Some(gb_s) = machine.read_gb_s {
+        out.push_str(&format!("read bandwidth: {gb_s:.1} GB/s ({} threads reading 1 GiB, best of 3)\n", machine.threads));
+    }
+    out.push('\n');
+    out.push_str("| profile | engine | prompt | tokens | load ms | prefill tok/s | decode tok/s | decode GB/s | TTFT ms | peak RSS MiB |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
     for p in &report.profiles {
         for engine in std::iter::once(&p.ours).chain(p.llama_cpp.as_ref()) {
             for f in &engine.prompts {
                 out.push_str(&format!(
-                    "| {} | {} ({} thr) | {} | {} | {:.0} | {:.1} | {:.1} | {:.0} | {:.0} |\n",
-                    p.profile, engine.engine, engine.threads, f.prompt, f.prompt_tokens, engine.load_ms, f.prefill_tok_s, f.decode_tok_s, f.ttft_ms, engine.peak_rss_mib
+                    "| {} | {} ({} thr) | {} | {} | {:.0} | {:.1} | {:.1} | {} | {:.0} | {:.0} |\n",
+                    p.profile,
+                    engine.engine,
+                    engine.threads,
+                    f.prompt,
+                    f.prompt_tokens,
+                    engine.load_ms,
+                    f.prefill_tok_s,
+                    f.decode_tok_s,
+                    decode_gb_s(p.decode_bytes, f.decode_tok_s, machine.read_gb_s),
+                    f.ttft_ms,
+                    engine.peak_rss_mib
                 ));
             }
+        }
+    }
+    out.push_str("\ndecode GB/s: the model file's weights read per decode step (the KV cache not counted) times decode tok/s; in brackets, the share of the read bandwidth.\n");
+    for p in &report.profiles {
+        for engine in std::iter::once(&p.ours).chain(p.llama_cpp.as_ref()).filter(|e| !e.build.is_empty()) {
+            out.push_str(&format!("{} on {}: {}\n", engine.engine, p.profile, engine.build));
         }
     }
     let any_ratios = report.profiles.iter().any(|p| !p.ratios.is_empty());
@@ -593,6 +729,16 @@ mod tests {
         assert_eq!(one.check().unwrap_err().to_string(), "--gen-tokens must be at least 2 (got 1)");
         let never = PerfOptions { repeat: 0, ..ok };
         assert_eq!(never.check().unwrap_err().to_string(), "--repeat must be at least 1 (got 0)");
+    }
+
+    #[test]
+    fn the_read_loop_sums_every_word_and_the_cpu_is_named() {
+        // 1003 words: whole chunks of eight and a remainder.
+        let words: Vec<u64> = (1..=1003).collect();
+        assert_eq!(sum_words(&words), 1003 * 1004 / 2);
+        let cpu = cpu_description();
+        assert!(cpu.contains(&format!("{} cores", physical_cores())), "{cpu}");
+        assert!(cpu.contains("AMX") || !cfg!(target_arch = "x86_64"), "{cpu}");
     }
 
     #[test]

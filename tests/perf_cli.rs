@@ -64,6 +64,8 @@ fn a_tiny_run_reports_every_figure() {
     assert!(stdout.contains("| qwen-0.5b | b4 ("), "{stdout}");
     assert!(stdout.contains("llama.cpp skipped"), "{stdout}");
     assert!(stdout.contains("| Qwen2.5-Coder-0.5B Q4_K_M | llama.cpp"), "the reference table: {stdout}");
+    assert!(stdout.starts_with("machine: "), "{stdout}");
+    assert!(stdout.contains("read bandwidth: "), "{stdout}");
 
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
     assert_eq!(report["options"]["prompt_tokens"], 16);
@@ -72,7 +74,20 @@ fn a_tiny_run_reports_every_figure() {
     let p = &profiles[0];
     assert_eq!(p["profile"], "qwen-0.5b");
     assert!(p["llama_cpp"].is_null());
+    let machine = &report["machine"];
+    assert!(machine["cpu"].as_str().unwrap().contains("cores"), "{machine}");
+    positive(&machine["read_gb_s"], "read_gb_s");
+    // Weights read per decode step: the file less its header (vocabulary, metadata). The
+    // 0.5B ties its output projection to the embeddings, so they count once.
+    let file_bytes = std::fs::metadata(p["model"].as_str().unwrap()).unwrap().len() as f64;
+    let decode_bytes = positive(&p["decode_bytes"], "decode_bytes");
+    assert!(decode_bytes < file_bytes && decode_bytes > 0.9 * file_bytes, "{decode_bytes} of {file_bytes}");
     let ours = &p["ours"];
+    assert!(!ours["build"].as_str().unwrap().is_empty(), "the kernels that ran are named");
+    for f in ours["prompts"].as_array().unwrap() {
+        let gb_s = decode_bytes * f["decode_tok_s"].as_f64().unwrap() / 1e9;
+        assert!(stdout.contains(&format!(" | {gb_s:.1} (")), "decode GB/s {gb_s:.1} in {stdout}");
+    }
     positive(&ours["load_ms"], "load_ms");
     positive(&ours["peak_rss_mib"], "peak_rss_mib");
     positive(&ours["threads"], "threads");

@@ -32,6 +32,9 @@ pub struct PerfArgs {
     /// Also write the report as JSON here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Skip measuring the machine's read bandwidth (a 1 GiB read loop, about a second).
+    #[arg(long = "no-read-loop", alias = "no_read_loop")]
+    pub no_read_loop: bool,
     /// Measure ours only, even when llama_cpp is installed.
     #[arg(long = "no-llama-cpp", alias = "no_llama_cpp")]
     pub no_llama_cpp: bool,
@@ -58,8 +61,16 @@ pub fn run(args: PerfArgs) -> Result<ExitCode> {
     let tools = ToolLayer::new(skills::all(), skills::Workspace::new(dir.path())?, Duration::from_secs(1)).schema();
 
     let llama_cpp_missing = if args.no_llama_cpp { Some("llama.cpp skipped (--no-llama-cpp)".to_string()) } else { perf::llama_cpp_missing() };
+    let threads = perf::physical_cores();
+    let read_gb_s = if args.no_read_loop {
+        None
+    } else {
+        eprintln!("b4 perf: read bandwidth ({threads} threads) ...");
+        Some(perf::read_bandwidth_gb_s(threads))
+    };
     let mut report = PerfReport {
         date: chrono::Local::now().format("%Y-%m-%d %H:%M:%S %Z").to_string(),
+        machine: perf::Machine { cpu: perf::cpu_description(), threads, read_gb_s },
         load_before: perf::load_average(),
         load_after: String::new(),
         options: options.clone(),
@@ -85,6 +96,7 @@ pub fn run(args: PerfArgs) -> Result<ExitCode> {
             ours,
             reuse,
             llama_cpp,
+            decode_bytes: perf::decode_bytes_per_token(&path),
             ratios,
             peak_rss_ratio,
         });

@@ -229,6 +229,11 @@ impl QuantMatrix {
     }
 }
 
+/// Which quantized kernels this CPU runs, in words (`b4 perf` prints it).
+pub fn kernel_set() -> &'static str {
+    simd::name(simd::best())
+}
+
 /// The SIMD kernels where the target has them; elsewhere a stand-in that has none.
 #[cfg(target_arch = "x86_64")]
 mod simd {
@@ -237,6 +242,14 @@ mod simd {
 
     pub(super) fn best() -> Option<Isa> {
         Isa::best()
+    }
+
+    pub(super) fn name(isa: Option<Isa>) -> &'static str {
+        match isa {
+            Some(Isa::Vnni) => "x86-64 AVX-512 VNNI",
+            Some(Isa::Avx2) => "x86-64 AVX2",
+            None => "portable (no AVX2)",
+        }
     }
 
     /// Runs the kernels of `isa`; false when there are none for this case.
@@ -272,6 +285,10 @@ mod simd {
 
     pub(super) fn best() -> Option<Isa> {
         None
+    }
+
+    pub(super) fn name(_: Option<Isa>) -> &'static str {
+        "portable"
     }
 
     pub(super) fn dot_rows(_: Option<Isa>, _: &QuantMatrix, _: Range<usize>, _: &QuantInput, _: &mut [f32]) -> bool {
