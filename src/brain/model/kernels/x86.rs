@@ -57,6 +57,41 @@ impl Isa {
     }
 }
 
+/// How far ahead, in bytes, the one-row (decode) kernels ask for weights: 8 KiB on Intel
+/// CPUs, where the cores' own prefetchers left decode at ~60% of the read bandwidth and
+/// this took it to ~90% (`docs/perf.md`); none elsewhere (on the AMD machine software
+/// prefetch measured no change). `$B4_PREFETCH` (bytes, 0 = none) overrides it.
+fn prefetch_distance() -> usize {
+    static DISTANCE: OnceLock<usize> = OnceLock::new();
+    *DISTANCE.get_or_init(|| match std::env::var("B4_PREFETCH").ok().and_then(|v| v.parse().ok()) {
+        Some(bytes) => bytes,
+        None if is_intel() => 8192,
+        None => 0,
+    })
+}
+
+/// The CPU's vendor string is "GenuineIntel".
+fn is_intel() -> bool {
+    let id = std::arch::x86_64::__cpuid(0);
+    [id.ebx, id.edx, id.ecx].iter().flat_map(|r| r.to_le_bytes()).eq(*b"GenuineIntel")
+}
+
+/// Asks for the cache lines of `span` bytes at [`prefetch_distance`] past `p` (a hint: an
+/// address past the weights is never read, so any pointer will do).
+#[inline(always)]
+fn prefetch_ahead(p: *const u8, span: usize) {
+    let distance = prefetch_distance();
+    if distance == 0 {
+        return;
+    }
+    let mut offset = 0;
+    while offset < span {
+        // SAFETY: prefetching does not fault, whatever the address.
+        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.wrapping_add(distance + offset) as *const i8) };
+        offset += 64;
+    }
+}
+
 /// Q8_0 input rows split for SIMD loads: all values of a row contiguous, and per block the
 /// scale as f32 and the sum of the block's values.
 #[derive(Clone, Copy)]
@@ -571,7 +606,9 @@ macro_rules! isa_kernels {
             pub(super) unsafe fn row32x1<const Q5: bool>(w: *const u8, nb: usize, x: Rows32<1>) -> f32 {
                 let mut acc = _mm256_setzero_ps();
                 let mut b = 0;
+                let block_bytes = if Q5 { Q5_0_BYTES } else { Q8_0_BYTES };
                 while b + 8 <= nb {
+                    super::prefetch_ahead(w.add(b * block_bytes), 8 * block_bytes);
                     let p: [__m256i; 8] = std::array::from_fn(|i| {
                         let (_, q, raw) = block32::<Q5>(w, b + i);
                         let xq = input32::<Q5>(load(x.values[0].add((b + i) * QK8_0) as *const u8), raw);
@@ -684,6 +721,9 @@ macro_rules! isa_kernels {
                 let mut acc_m = [_mm_setzero_ps(); N];
                 for b in 0..nb {
                     let blk = w.add(b * Q4K_BYTES);
+                    if N == 1 {
+                        super::prefetch_ahead(blk, Q4K_BYTES);
+                    }
                     let (d, dmin, sc, mins) = q4k_header(blk);
                     // Sub-block k (32 values) with its scale in every i16 lane.
                     let mut q = [_mm256_setzero_si256(); 8];
@@ -736,6 +776,9 @@ macro_rules! isa_kernels {
                 let mut acc = [_mm256_setzero_ps(); N];
                 for b in 0..nb {
                     let blk = w.add(b * Q6K_BYTES);
+                    if N == 1 {
+                        super::prefetch_ahead(blk, Q6K_BYTES);
+                    }
                     let d = f16_at(blk.add(208));
                     let scales = _mm_loadu_si128(blk.add(192) as *const __m128i);
                     let mut q = [_mm256_setzero_si256(); 8];
@@ -1005,6 +1048,9 @@ mod wide {
         let mut acc_m = [_mm_setzero_ps(); N];
         for b in 0..nb {
             let blk = w.add(b * Q4K_BYTES);
+            if N == 1 {
+                super::prefetch_ahead(blk, Q4K_BYTES);
+            }
             let (d, dmin, sc, mins) = q4k_header(blk);
             let scale = |k: usize| _mm256_shuffle_epi8(sc, _mm256_set1_epi16((2 * k as i16) | ((2 * k as i16 + 1) << 8)));
             let mut q = [_mm512_setzero_si512(); 4];
@@ -1041,6 +1087,9 @@ mod wide {
         let mut acc = [_mm256_setzero_ps(); N];
         for b in 0..nb {
             let blk = w.add(b * Q6K_BYTES);
+            if N == 1 {
+                super::prefetch_ahead(blk, Q6K_BYTES);
+            }
             let d = f16_at(blk.add(208));
             let (q, scales) = q6k_unpack(blk);
             let scale = |k: usize| {
