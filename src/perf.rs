@@ -238,7 +238,7 @@ pub fn decode_bytes_per_token(path: &Path) -> Option<u64> {
         .tensor_infos
         .iter()
         .filter(|(name, _)| tied || name.as_str() != "token_embd.weight")
-        .map(|(_, info)| (info.shape.elem_count() / info.ggml_dtype.block_size() * info.ggml_dtype.type_size()) as u64)
+        .map(|(_, info)| crate::brain::model::tensor_bytes(info))
         .sum();
     Some(bytes)
 }

@@ -379,11 +379,12 @@ fn tokenizer_next_to(path: &Path) -> Option<PathBuf> {
 
 /// The bytes of all the tensors of a GGUF file: what reading its weights reads.
 fn gguf_tensor_bytes(content: &gguf_file::Content) -> u64 {
-    content
-        .tensor_infos
-        .values()
-        .map(|info| (info.shape.elem_count() / info.ggml_dtype.block_size() * info.ggml_dtype.type_size()) as u64)
-        .sum()
+    content.tensor_infos.values().map(tensor_bytes).sum()
+}
+
+/// The bytes of one GGUF tensor's data.
+pub fn tensor_bytes(info: &gguf_file::TensorInfo) -> u64 {
+    (info.shape.elem_count() / info.ggml_dtype.block_size() * info.ggml_dtype.type_size()) as u64
 }
 
 fn load_gguf(path: &Path, tokenizer: Option<&Path>, device: &Device, progress: ProgressSink<'_>) -> Result<LoadedModel, BrainError> {
