@@ -15,6 +15,7 @@ use super::format::Ask;
 use super::generate::{GenParams, ModelHandle, StopKind};
 use super::progress::ProgressSink;
 use super::prompt::{self, Reminder};
+use super::next_step;
 use super::synthesis;
 use super::{Brain, BrainError, Decision, DecisionRequest, Decoding, Profile, TokenSink};
 use crate::protocol::{DecisionStats, Message};
@@ -132,6 +133,9 @@ impl Brain for CandleBrain {
             Ok(decision::Attempt { raw: generation.text, prompt: prompt_text, decoding, stats, warnings })
         })?;
         if decided.valid() {
+            if self.profile.next_step_check && request.phase == crate::protocol::Phase::React && decided.ai.tool_calls.is_empty() {
+                next_step::check(self, &mut decided, request, &messages, on_token, cancel)?;
+            }
             if self.profile.answer_from_results && request.phase != crate::protocol::Phase::Plan && decided.ai.tool_calls.is_empty() {
                 if let Some((question, results)) = synthesis::results_for_question(&messages) {
                     self.answer_from_results(&mut decided, question, &results, on_token, cancel)?;

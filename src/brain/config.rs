@@ -101,6 +101,10 @@ pub struct Profile {
     /// answer first (calls first, the choice watched and `no_call_bias` added to the
     /// answer, a reminder asking whether work remains) instead of writing the answer first.
     pub next_call_after_results: bool,
+    /// After tool results, before an answer, the request is asked afresh with the calls
+    /// made and their results written into it; a new call whose values come from the
+    /// conversation is made instead of the answer (`brain::next_step`).
+    pub next_step_check: bool,
     /// Most tokens the decoder checks in one batch after each token it picks: the tokens
     /// the grammar forces, or those that followed the same words earlier in the prompt or
     /// the answer (`generate::lookup`). Only tokens the model picks anyway are kept, so
@@ -192,6 +196,7 @@ impl Default for Profile {
             omit_optional_bias: 0.0,
             answer_from_results: false,
             next_call_after_results: false,
+            next_step_check: false,
             draft_tokens: DRAFT_TOKENS,
             thinking: false,
             mock_delay_ms: 0,

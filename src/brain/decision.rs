@@ -8,7 +8,7 @@ use super::faithful;
 use super::parse::{self, Parsed};
 use super::prompt::Reminder;
 use super::{BrainError, Decision, DecisionRequest, DecisionStatus, Decoding, Exclusivity, Profile};
-use crate::protocol::{AiMessage, DecisionReport, DecisionStats};
+use crate::protocol::{AiMessage, DecisionReport, DecisionStats, ToolCall};
 use crate::text::one_line;
 
 /// One generation of a decision: what the model saw and wrote.
@@ -138,6 +138,38 @@ pub(crate) fn answer_from_results(decided: &mut Decision, answer: &str, stats: &
     } else {
         decided.report.warnings.push(format!("answer written from the tool results (the decision's own: {})", one_line(&decided.ai.content, 120)));
         decided.ai.content = answer.to_string();
+    }
+}
+
+/// Where the raw text goes on with the request asked afresh ([`super::next_step`]).
+pub(crate) const NEXT_STEP_MARK: &str = "\n\n[next step checked: the request asked again with its results]\n";
+
+/// Makes `calls`, the new calls of the next-step check `checked`, `decided`'s decision in
+/// place of its answer (kept in the report); with none, the answer stays. The check's
+/// figures and raw text add to the decision's; each dropped call is a warning.
+pub(crate) fn next_step(decided: &mut Decision, checked: &Decision, calls: Vec<ToolCall>, dropped: &[super::next_step::Dropped]) {
+    let total = &mut decided.report.stats;
+    let s = &checked.report.stats;
+    total.generated_tokens += s.generated_tokens;
+    total.prefill_ms += s.prefill_ms;
+    total.decode_ms += s.decode_ms;
+    total.latency_ms += s.latency_ms;
+    total.mask_ms += s.mask_ms;
+    total.grammar_ms += s.grammar_ms;
+    decided.report.warnings.extend(checked.report.warnings.iter().cloned());
+    decided.raw_output.push_str(NEXT_STEP_MARK);
+    decided.raw_output.push_str(&checked.raw_output);
+    for why in dropped {
+        decided.report.warnings.push(format!("next step: dropped {why}"));
+    }
+    if !calls.is_empty() {
+        let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+        decided.report.warnings.push(format!(
+            "next step: {} called instead of the answer (the decision's own: {})",
+            names.join(", "),
+            one_line(&decided.ai.content, 120)
+        ));
+        decided.ai = AiMessage::calls(calls);
     }
 }
 

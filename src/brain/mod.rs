@@ -21,6 +21,7 @@ pub mod parse;
 pub mod progress;
 pub mod prompt;
 pub mod served;
+pub mod next_step;
 pub mod synthesis;
 pub mod template;
 pub mod tokenizer;

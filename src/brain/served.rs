@@ -31,6 +31,7 @@ use super::constrain::{self, grounding, Target};
 use super::decision::{self, Attempt};
 use super::format::{ends_with_results, Ask};
 use super::prompt;
+use super::next_step;
 use super::synthesis;
 use super::{Brain, BrainError, Decision, DecisionRequest, Decoding, Profile, ServerKind, TokenSink};
 use crate::protocol::{DecisionStats, Phase, Stream};
@@ -230,6 +231,9 @@ impl Brain for ServedBrain {
             Ok(Attempt { raw: outcome.completion.raw_text(), prompt, decoding, stats: stats_of(&outcome), warnings })
         })?;
         if decided.valid() {
+            if self.profile.next_step_check && request.phase == Phase::React && decided.ai.tool_calls.is_empty() {
+                next_step::check(self, &mut decided, request, &request.messages, on_token, cancel)?;
+            }
             if self.profile.answer_from_results && request.phase != Phase::Plan && decided.ai.tool_calls.is_empty() {
                 if let Some((question, results)) = synthesis::results_for_question(&request.messages) {
                     self.answer_from_results(&mut decided, question, &results, on_token, cancel)?;

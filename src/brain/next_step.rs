@@ -1,0 +1,394 @@
+//! The next step of a request, checked once its first calls have results.
+//!
+//! After tool results, a small model in the conversation's own prompt answers almost
+//! always, also when the request has a second step that uses the first one's result (look
+//! up an event, then cancel it; find a product, then add it to the cart): on the dev split
+//! the 0.5B answered in all ten such cases, and an answer there tells the user something
+//! was done that was not. Asked the same request afresh, with the calls made so far and
+//! their results written into it, the same model calls: the next step where one is left,
+//! and where none is, the call it already made, again. So (profile field
+//! `next_step_check`) before an answer after results, the request is asked that way once:
+//! a call that repeats one already made means the request is done and the answer is
+//! written; a new call is the decision instead, if its values come from the conversation.
+//!
+//! The values check is what keeps this from hurting: a new call with a string value that
+//! neither the user nor a tool wrote (an invented product id, a made-up note) is dropped,
+//! and with no new call left the answer stands.
+
+use std::sync::atomic::AtomicBool;
+
+use serde_json::{Map, Value};
+
+use super::{decision, Brain, BrainError, Decision, DecisionRequest, TokenSink};
+use crate::protocol::{Message, Stream, Strategy, ToolCall, ToolCalling};
+use crate::tools::spec::ToolSpec;
+
+/// The most characters of one tool result put in the request.
+const MAX_RESULT_CHARS: usize = 2000;
+
+/// What a request's next step is checked from: the user's latest message, the calls made
+/// since with their results (oldest first), and the text values may come from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    pub question: String,
+    pub done: Vec<(ToolCall, String)>,
+}
+
+/// Asks `request`'s latest request afresh on `brain`, with the calls made for it and their
+/// results written in ([`request`]), when `messages` end with tool results; a new call whose
+/// values come from the conversation ([`new_calls`]) replaces `decided`'s answer.
+pub fn check(
+    brain: &mut dyn Brain,
+    decided: &mut Decision,
+    request: &DecisionRequest,
+    messages: &[Message],
+    on_token: TokenSink<'_>,
+    cancel: &AtomicBool,
+) -> Result<(), BrainError> {
+    let Some(progress) = progress(messages) else { return Ok(()) };
+    let fresh = DecisionRequest {
+        messages: vec![self::request(&progress)],
+        tool_calling: ToolCalling::PromptJson,
+        strategy: Some(Strategy::CallsFirst),
+        ..request.clone()
+    };
+    on_token(Stream::Text(decision::NEXT_STEP_MARK));
+    let checked = brain.decide(&fresh, on_token, cancel)?;
+    // The tools were checked when the decision was made; unparsable ones here only mean
+    // no enum is known.
+    let tools = ToolSpec::parse_all(&request.tools).unwrap_or_default();
+    let (calls, dropped) = new_calls(checked.ai.tool_calls.clone(), &progress, &tools, &conversation_text(messages));
+    decision::next_step(decided, &checked, calls, &dropped);
+    Ok(())
+}
+
+/// The latest request and the calls made for it with their results, when the conversation
+/// ends with tool results; `None` otherwise.
+pub fn progress(messages: &[Message]) -> Option<Progress> {
+    if !matches!(messages.last(), Some(Message::Tool(_))) {
+        return None;
+    }
+    let asked = messages.iter().rposition(|m| matches!(m, Message::User { .. }))?;
+    let Message::User { content: question } = &messages[asked] else { return None };
+    let mut calls: Vec<&ToolCall> = Vec::new();
+    let mut done = Vec::new();
+    for message in &messages[asked + 1..] {
+        match message {
+            Message::Assistant(ai) => calls.extend(&ai.tool_calls),
+            Message::Tool(result) => {
+                let call = calls.iter().find(|c| c.id == result.tool_call_id).copied();
+                let call = call.cloned().unwrap_or_else(|| ToolCall { id: result.tool_call_id.clone(), name: result.name.clone(), args: Map::new() });
+                done.push((call, result.content.clone()));
+            }
+            _ => {}
+        }
+    }
+    (!done.is_empty()).then(|| Progress { question: question.clone(), done })
+}
+
+/// The request asked afresh: one user message with the calls made and their results.
+pub fn request(progress: &Progress) -> Message {
+    let mut text = format!("{}\n\nCalls already made for this request, with their results:\n", progress.question);
+    for (call, result) in &progress.done {
+        // Spaced JSON: written compact, the 0.5B answered with the text of a call
+        // (`shop.search_products({`) where spaced it made the call.
+        let result = serde_json::from_str::<Value>(result).map_or_else(|_| result.clone(), |v| spaced(&v));
+        let shown: String = result.chars().take(MAX_RESULT_CHARS).collect();
+        let cut = if shown.len() < result.len() { " ..." } else { "" };
+        text.push_str(&format!("- {}({}) returned {shown}{cut}\n", call.name, spaced(&Value::Object(call.args.clone()))));
+    }
+    text.push_str(
+        "\nMake the next call this request still needs, with values taken from these results; never repeat a call \
+         already made. If nothing is left to do, answer with the results.",
+    );
+    Message::user(text)
+}
+
+/// `value` as JSON on one line with a blank after each `,` and `:` (Python's `json.dumps`).
+fn spaced(value: &Value) -> String {
+    match value {
+        Value::Array(items) => format!("[{}]", items.iter().map(spaced).collect::<Vec<_>>().join(", ")),
+        Value::Object(map) => {
+            let entries: Vec<String> = map.iter().map(|(k, v)| format!("{}: {}", Value::String(k.clone()), spaced(v))).collect();
+            format!("{{{}}}", entries.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Why a proposed call is not the next step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dropped {
+    /// It repeats a call already made.
+    Repeat(String),
+    /// A value in it comes from neither the user nor a tool.
+    Invented { tool: String, param: String, value: String },
+}
+
+impl std::fmt::Display for Dropped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Dropped::Repeat(tool) => write!(f, "{tool}: repeats a call already made"),
+            Dropped::Invented { tool, param, value } => {
+                write!(f, "{tool}: {param} = {value:?} comes from neither the user nor a tool result")
+            }
+        }
+    }
+}
+
+/// The calls of `proposed` that are a next step: not a repeat of a call in `progress`, and
+/// every string value (but an enum's) found in `conversation` (the user's and the tools'
+/// text) or shaped like a date or time. The rest come back with why.
+pub fn new_calls(proposed: Vec<ToolCall>, progress: &Progress, tools: &[ToolSpec], conversation: &str) -> (Vec<ToolCall>, Vec<Dropped>) {
+    let haystack = normalized(conversation);
+    let mut kept = Vec::new();
+    let mut dropped = Vec::new();
+    for call in proposed {
+        if progress.done.iter().any(|(made, _)| repeats(&call, made)) {
+            dropped.push(Dropped::Repeat(call.name.clone()));
+            continue;
+        }
+        let schema = tools.iter().find(|t| t.name == call.name).map(|t| t.parameters());
+        match invented(&call, schema, &haystack) {
+            Some((param, value)) => dropped.push(Dropped::Invented { tool: call.name.clone(), param, value }),
+            None => kept.push(call),
+        }
+    }
+    (kept, dropped)
+}
+
+/// The user's messages and the tool results of `messages`, one text.
+pub fn conversation_text(messages: &[Message]) -> String {
+    let mut text = String::new();
+    for message in messages {
+        match message {
+            Message::User { content } => text.push_str(content),
+            Message::Tool(result) => text.push_str(&result.content),
+            _ => continue,
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// Same tool, and the arguments agree on every key both give (a repeat may add or leave
+/// out an optional one).
+fn repeats(call: &ToolCall, made: &ToolCall) -> bool {
+    call.name == made.name && call.args.iter().all(|(k, v)| made.args.get(k).is_none_or(|w| same_value(v, w)))
+}
+
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::String(x), Value::String(y)) => x.trim() == y.trim(),
+        _ => a == b,
+    }
+}
+
+/// The first value of `call` found nowhere in the conversation: a string (not an enum's)
+/// not in `haystack`, or a number (not the parameter's default) that the text of
+/// `haystack` does not write, in digits or as a word.
+fn invented(call: &ToolCall, schema: Option<&Value>, haystack: &str) -> Option<(String, String)> {
+    let numbers = numbers_in(haystack);
+    for (param, value) in &call.args {
+        let spec = schema.and_then(|s| s.get("properties")).and_then(|p| p.get(param));
+        if spec.is_some_and(|s| s.get("enum").is_some()) {
+            continue;
+        }
+        let default = spec.and_then(|s| s.get("default"));
+        let mut leaves = Vec::new();
+        collect_leaves(value, &mut leaves);
+        let missing = leaves.into_iter().find(|leaf| match leaf {
+            Value::String(s) => !found(s, haystack),
+            Value::Number(n) => {
+                let x = n.as_f64().unwrap_or(f64::NAN);
+                !default.is_some_and(|d| d.as_f64() == Some(x)) && !numbers.iter().any(|&y| close(x, y) || close(x * 100.0, y) || close(x, y * 100.0))
+            }
+            _ => false,
+        });
+        if let Some(missing) = missing {
+            let shown = missing.as_str().map_or_else(|| missing.to_string(), str::to_string);
+            return Some((param.clone(), shown));
+        }
+    }
+    None
+}
+
+fn collect_leaves<'a>(value: &'a Value, out: &mut Vec<&'a Value>) {
+    match value {
+        Value::Array(items) => items.iter().for_each(|v| collect_leaves(v, out)),
+        Value::Object(map) => map.values().for_each(|v| collect_leaves(v, out)),
+        leaf => out.push(leaf),
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+/// Number words a request may use for a count (`two of them`, `两张`).
+const NUMBER_WORDS: [(&str, f64); 21] = [
+    ("one", 1.0), ("two", 2.0), ("three", 3.0), ("four", 4.0), ("five", 5.0), ("six", 6.0), ("seven", 7.0),
+    ("eight", 8.0), ("nine", 9.0), ("ten", 10.0), ("一", 1.0), ("二", 2.0), ("两", 2.0), ("三", 3.0), ("四", 4.0),
+    ("五", 5.0), ("六", 6.0), ("七", 7.0), ("八", 8.0), ("九", 9.0), ("十", 10.0),
+];
+
+/// The numbers `text` (already [`normalized`]) writes: runs of digits (thousands commas
+/// dropped) and number words. A run with `-`, `/` or `:` inside is a date, a time or a code,
+/// not numbers (`2025-05-20` does not write 20).
+fn numbers_in(text: &str) -> Vec<f64> {
+    let mut out: Vec<f64> = NUMBER_WORDS.iter().filter(|(w, _)| text.contains(w)).map(|&(_, n)| n).collect();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if !chars[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && (chars[i].is_ascii_digit() || matches!(chars[i], '.' | ',' | '-' | '/' | ':')) {
+            i += 1;
+        }
+        let run: String = chars[start..i].iter().collect::<String>().trim_end_matches(['.', ',', '-', '/', ':']).to_string();
+        if run.contains(['-', '/', ':']) {
+            continue;
+        }
+        if let Ok(n) = run.replace(',', "").parse::<f64>() {
+            out.push(n);
+        }
+    }
+    out
+}
+
+/// Whether `value` is written in `haystack` (already [`normalized`]): case, blanks and
+/// closing punctuation aside. A date or time may be written in another notation.
+fn found(value: &str, haystack: &str) -> bool {
+    let wanted = normalized(value.trim_end_matches(['.', '。', '!', '！', '?', '？', ';', '；', ',', '，']));
+    wanted.is_empty() || haystack.contains(&wanted) || date_or_time(value)
+}
+
+fn normalized(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_lowercase).collect()
+}
+
+/// Digits with date or time separators and nothing else (`2022-07-04`, `08:30`, `07/04/2022`).
+fn date_or_time(value: &str) -> bool {
+    let value = value.trim();
+    value.chars().any(|c| c.is_ascii_digit())
+        && value.chars().any(|c| matches!(c, '-' | '/' | ':'))
+        && value.chars().all(|c| c.is_ascii_digit() || matches!(c, '-' | '/' | ':' | '.' | ' ' | 'T'))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::{AiMessage, ToolMessage};
+
+    fn call(id: &str, name: &str, args: Value) -> ToolCall {
+        ToolCall { id: id.into(), name: name.into(), args: args.as_object().unwrap().clone() }
+    }
+
+    fn dentist() -> Vec<Message> {
+        let listed = call("call_001", "calendar.list_events", json!({"start_date": "2025-06-09", "keyword": "dentist"}));
+        vec![
+            Message::user("Hi"),
+            Message::Assistant(AiMessage::answer("Hello!")),
+            Message::user("Cancel my dentist appointment between 2025-06-09 and 2025-06-13."),
+            Message::Assistant(AiMessage::calls(vec![listed.clone()])),
+            Message::Tool(ToolMessage::success(&listed, json!({"events": [{"id": "evt_5531", "title": "Dentist"}]}))),
+        ]
+    }
+
+    fn tools() -> Vec<ToolSpec> {
+        let schema = |name: &str, props: Value| json!({"type": "function", "function": {"name": name, "description": "", "parameters": {"type": "object", "properties": props}}});
+        ToolSpec::parse_all(&[
+            schema("calendar.list_events", json!({"start_date": {"type": "string"}, "keyword": {"type": "string"}})),
+            schema("calendar.cancel_event", json!({"event_id": {"type": "string"}, "reason": {"type": "string", "enum": ["sick", "other"]}})),
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn the_latest_request_and_its_results_are_restated() {
+        let messages = dentist();
+        let progress = progress(&messages).unwrap();
+        assert_eq!(progress.question, "Cancel my dentist appointment between 2025-06-09 and 2025-06-13.");
+        assert_eq!(progress.done.len(), 1);
+        let Message::User { content } = request(&progress) else { panic!() };
+        assert!(content.starts_with("Cancel my dentist appointment"), "{content}");
+        assert!(content.contains(r#"- calendar.list_events({"start_date": "2025-06-09", "keyword": "dentist"}) returned {"status": "success", "output": {"events": [{"#), "{content}");
+        assert!(content.contains("evt_5531") && content.contains("never repeat a call already made"), "{content}");
+        assert!(!content.contains("Hello!"), "earlier turns stay out: {content}");
+        // Not after results: nothing to check.
+        assert!(progress_of(&messages[..4]).is_none());
+        assert!(progress_of(&[Message::user("hi")]).is_none());
+    }
+
+    fn progress_of(messages: &[Message]) -> Option<Progress> {
+        progress(messages)
+    }
+
+    #[test]
+    fn a_repeated_call_means_done_and_a_new_one_with_known_values_is_the_next_step() {
+        let messages = dentist();
+        let progress = progress(&messages).unwrap();
+        let text = conversation_text(&messages);
+        // The same call again (an optional key added): done.
+        let again = call("call_001", "calendar.list_events", json!({"start_date": "2025-06-09", "keyword": "dentist", "end_date": "2025-06-13"}));
+        let (kept, dropped) = new_calls(vec![again], &progress, &tools(), &text);
+        assert!(kept.is_empty());
+        assert_eq!(dropped, vec![Dropped::Repeat("calendar.list_events".into())]);
+        // The same tool with another value is a new call (a retry in the right format).
+        let other = call("call_001", "calendar.list_events", json!({"start_date": "2025-06-10"}));
+        assert_eq!(new_calls(vec![other], &progress, &tools(), &text).0.len(), 1);
+        // The next step, its id from the result, an enum value not looked for.
+        let cancel = call("call_002", "calendar.cancel_event", json!({"event_id": "EVT_5531", "reason": "other"}));
+        let (kept, dropped) = new_calls(vec![cancel], &progress, &tools(), &text);
+        assert_eq!((kept.len(), dropped.len()), (1, 0));
+    }
+
+    #[test]
+    fn a_call_with_an_invented_value_is_dropped() {
+        let messages = dentist();
+        let progress = progress(&messages).unwrap();
+        let text = conversation_text(&messages);
+        let cancel = call("call_002", "calendar.cancel_event", json!({"event_id": "1234567890"}));
+        let (kept, dropped) = new_calls(vec![cancel], &progress, &tools(), &text);
+        assert!(kept.is_empty());
+        assert_eq!(dropped[0].to_string(), r#"calendar.cancel_event: event_id = "1234567890" comes from neither the user nor a tool result"#);
+    }
+
+    #[test]
+    fn numbers_must_be_written_in_the_conversation_or_be_the_default() {
+        let tools = ToolSpec::parse_all(&[json!({"type": "function", "function": {"name": "restaurants.book", "description": "", "parameters": {"type": "object", "properties": {
+            "party_size": {"type": "integer"}, "date": {"type": "string"}, "hours": {"type": "integer", "default": 2}}}}})])
+        .unwrap();
+        let messages = vec![Message::user("订 2025-05-20 晚上 7 点 4 个人的位子，预算 1,200 元，再加两瓶水")];
+        let progress = Progress { question: String::new(), done: Vec::new() };
+        let text = conversation_text(&messages);
+        let book = |args: Value| new_calls(vec![call("c", "restaurants.book", args)], &progress, &tools, &text);
+        for ok in [json!({"party_size": 4}), json!({"party_size": 1200}), json!({"party_size": 2}), json!({"party_size": 7, "hours": 2}), json!({"date": "2025-05-20"})] {
+            assert_eq!(book(ok.clone()).0.len(), 1, "{ok}");
+        }
+        // 20 is only the date's day, 2025 its year: not written as numbers.
+        for invented in [json!({"party_size": 20}), json!({"party_size": 1000000}), json!({"party_size": 4, "hours": 3})] {
+            let (kept, dropped) = book(invented.clone());
+            assert!(kept.is_empty(), "{invented}");
+            assert!(matches!(&dropped[0], Dropped::Invented { .. }), "{dropped:?}");
+        }
+        assert!(numbers_in(&normalized("rate 7.25% of $1,849.00")).contains(&1849.0));
+        assert!(numbers_in("7.25%").contains(&7.25));
+    }
+
+    #[test]
+    fn values_are_found_whatever_their_case_blanks_and_closing_stop() {
+        let haystack = normalized("内容“会议改到下周一上午10点。” Mail Anna.Schmidt@nordwerk.de");
+        assert!(found("会议改到下周一上午10点.", &haystack));
+        assert!(found("anna.schmidt@nordwerk.de", &haystack));
+        assert!(found("2022-07-04", &haystack), "a date in another notation");
+        assert!(!found("Free-text note.", &haystack));
+        assert!(!found("12345", &haystack));
+    }
+}
