@@ -189,7 +189,7 @@ fn same_value(a: &Value, b: &Value) -> bool {
 /// not in `haystack`, or a number (not the parameter's default) that the text of
 /// `haystack` does not write, in digits or as a word.
 fn invented(call: &ToolCall, schema: Option<&Value>, haystack: &str) -> Option<(String, String)> {
-    let numbers = numbers_in(haystack);
+    let numbers = numbers_written(haystack);
     for (param, value) in &call.args {
         let spec = schema.and_then(|s| s.get("properties")).and_then(|p| p.get(param));
         if spec.is_some_and(|s| s.get("enum").is_some()) {
@@ -236,7 +236,7 @@ const NUMBER_WORDS: [(&str, f64); 21] = [
 /// The numbers `text` (already [`normalized`]) writes: runs of digits (thousands commas
 /// dropped) and number words. A run with `-`, `/` or `:` inside is a date, a time or a code,
 /// not numbers (`2025-05-20` does not write 20).
-fn numbers_in(text: &str) -> Vec<f64> {
+fn numbers_written(text: &str) -> Vec<f64> {
     let mut out: Vec<f64> = NUMBER_WORDS.iter().filter(|(w, _)| text.contains(w)).map(|&(_, n)| n).collect();
     let chars: Vec<char> = text.chars().collect();
     let mut i = 0;
@@ -378,8 +378,8 @@ mod tests {
             assert!(kept.is_empty(), "{invented}");
             assert!(matches!(&dropped[0], Dropped::Invented { .. }), "{dropped:?}");
         }
-        assert!(numbers_in(&normalized("rate 7.25% of $1,849.00")).contains(&1849.0));
-        assert!(numbers_in("7.25%").contains(&7.25));
+        assert!(numbers_written(&normalized("rate 7.25% of $1,849.00")).contains(&1849.0));
+        assert!(numbers_written("7.25%").contains(&7.25));
     }
 
     #[test]
