@@ -76,7 +76,9 @@ pub fn progress(messages: &[Message]) -> Option<Progress> {
         match message {
             Message::Assistant(ai) => calls.extend(&ai.tool_calls),
             Message::Tool(result) => {
-                let call = calls.iter().find(|c| c.id == result.tool_call_id).copied();
+                // Ids start again at call_001 on every turn: a result answers the latest
+                // call of its id.
+                let call = calls.iter().rev().find(|c| c.id == result.tool_call_id).copied();
                 let call = call.cloned().unwrap_or_else(|| ToolCall { id: result.tool_call_id.clone(), name: result.name.clone(), args: Map::new() });
                 done.push((call, result.content.clone()));
             }
@@ -324,6 +326,18 @@ mod tests {
         // Not after results: nothing to check.
         assert!(progress_of(&messages[..4]).is_none());
         assert!(progress_of(&[Message::user("hi")]).is_none());
+    }
+
+    #[test]
+    fn each_result_goes_with_the_latest_call_of_its_id() {
+        let mut messages = dentist();
+        let cancel = call("call_001", "calendar.cancel_event", json!({"event_id": "evt_5531"}));
+        messages.push(Message::Assistant(AiMessage::calls(vec![cancel.clone()])));
+        messages.push(Message::Tool(ToolMessage::success(&cancel, json!({"cancelled": true}))));
+        let progress = progress(&messages).unwrap();
+        let names: Vec<&str> = progress.done.iter().map(|(c, _)| c.name.as_str()).collect();
+        assert_eq!(names, ["calendar.list_events", "calendar.cancel_event"]);
+        assert_eq!(progress.done[1].0.args["event_id"], "evt_5531");
     }
 
     fn progress_of(messages: &[Message]) -> Option<Progress> {
