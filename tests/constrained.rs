@@ -42,8 +42,9 @@ fn serial() -> MutexGuard<'static, ()> {
 fn profile(max_new_tokens: usize) -> Profile {
     common::default_model_path();
     let config = ModelConfig::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/model.yaml")).unwrap();
-    // The decision's own answer is what these tests check (the rewrite is tested below).
-    Profile { max_new_tokens, answer_from_results: false, ..config.profile(None).unwrap() }
+    // The decision's own answer is what these tests check (the rewrite and the next-step
+    // check are tested below).
+    Profile { max_new_tokens, answer_from_results: false, next_step_check: false, ..config.profile(None).unwrap() }
 }
 
 /// file_reader, calculator and format_converter (an enum) from the shipped schema.
@@ -299,6 +300,41 @@ fn the_answer_after_results_is_written_from_the_results() {
         assert!(decision.ai.content.contains("13.2"), "{way:?}: {}", decision.ai.content);
         assert!(decision.report.warnings.iter().any(|w| w.starts_with("answer written from the tool results")), "{:?}", decision.report.warnings);
         assert!(decision.raw_output.contains("[answer written from the tool results]"), "{}", decision.raw_output);
+    }
+}
+
+/// With `next_step_check` (the default profile's setting), a request of two steps whose
+/// first step has its result gets its second step as the decision (the file the search
+/// found is read), while a request its result finishes keeps its answer; both ways.
+#[test]
+fn the_next_step_after_results_is_called_and_a_finished_request_answered() {
+    let _serial = serial();
+    let mut brain = CandleBrain::load(&Profile { next_step_check: true, ..profile(MAX_NEW_TOKENS) }).unwrap();
+    let all: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("data/messages/tools_schema_basic.json")).unwrap(),
+    )
+    .unwrap();
+    let search: ToolCall = serde_json::from_value(json!({"id": "call_001", "name": "local_file_search", "args": {"query": "VPN"}})).unwrap();
+    let found = ToolMessage::success(
+        &search,
+        json!({"query": "VPN", "matches": [{"path": "docs/onboarding.md", "line": 14, "snippet": "Connect to the VPN before you open the wiki."}]}),
+    );
+    let two_steps = vec![
+        Message::user("Find the file that mentions the VPN, then read that file."),
+        Message::Assistant(AiMessage::calls(vec![search])),
+        Message::Tool(found),
+    ];
+    for way in [ToolCalling::PromptJson, ToolCalling::Builtin] {
+        let decision = decide(&mut brain, &DecisionRequest { tools: all.clone(), ..request(two_steps.clone(), Phase::React, way, Decoding::Constrained) });
+        assert!(decision.valid(), "{way:?}: {:?}", decision.report);
+        assert!(decision.raw_output.contains("[next step checked"), "{way:?}: {}", decision.raw_output);
+        let calls: Vec<(&str, &Value)> = decision.ai.tool_calls.iter().map(|c| (c.name.as_str(), &c.args["path"])).collect();
+        assert_eq!(calls, [("file_reader", &json!("docs/onboarding.md"))], "{way:?}: {}", decision.raw_output);
+        assert!(decision.report.warnings.iter().any(|w| w.starts_with("next step: file_reader called instead of the answer")), "{:?}", decision.report.warnings);
+
+        let done = decide(&mut brain, &request(after_results(), Phase::React, way, Decoding::Constrained));
+        assert!(done.valid() && done.ai.tool_calls.is_empty(), "{way:?}: {}", done.raw_output);
+        assert!(done.raw_output.contains("[next step checked"), "{way:?}: {}", done.raw_output);
     }
 }
 
