@@ -124,11 +124,7 @@ pub(crate) const ANSWER_TOKENS: usize = 256;
 /// the decision's own answer stays when this one came out empty. The generation's figures
 /// add to the decision's.
 pub(crate) fn answer_from_results(decided: &mut Decision, answer: &str, stats: &DecisionStats, warnings: &[String]) {
-    let total = &mut decided.report.stats;
-    total.generated_tokens += stats.generated_tokens;
-    total.prefill_ms += stats.prefill_ms;
-    total.decode_ms += stats.decode_ms;
-    total.latency_ms += stats.latency_ms;
+    add_generation(&mut decided.report.stats, stats);
     decided.report.warnings.extend(warnings.iter().cloned());
     decided.raw_output.push_str(ANSWER_MARK);
     decided.raw_output.push_str(answer);
@@ -150,10 +146,7 @@ pub(crate) const NEXT_STEP_MARK: &str = "\n\n[next step checked: the request ask
 pub(crate) fn next_step(decided: &mut Decision, checked: &Decision, calls: Vec<ToolCall>, dropped: &[super::next_step::Dropped]) {
     let total = &mut decided.report.stats;
     let s = &checked.report.stats;
-    total.generated_tokens += s.generated_tokens;
-    total.prefill_ms += s.prefill_ms;
-    total.decode_ms += s.decode_ms;
-    total.latency_ms += s.latency_ms;
+    add_generation(total, s);
     total.mask_ms += s.mask_ms;
     total.grammar_ms += s.grammar_ms;
     decided.report.warnings.extend(checked.report.warnings.iter().cloned());
@@ -171,6 +164,14 @@ pub(crate) fn next_step(decided: &mut Decision, checked: &Decision, calls: Vec<T
         ));
         decided.ai = AiMessage::calls(calls);
     }
+}
+
+/// Adds a further generation's tokens and times (after the decision's own) to its total.
+fn add_generation(total: &mut DecisionStats, s: &DecisionStats) {
+    total.generated_tokens += s.generated_tokens;
+    total.prefill_ms += s.prefill_ms;
+    total.decode_ms += s.decode_ms;
+    total.latency_ms += s.latency_ms;
 }
 
 /// Adds one attempt's figures to the running total of a decision.

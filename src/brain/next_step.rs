@@ -78,8 +78,8 @@ pub fn progress(messages: &[Message]) -> Option<Progress> {
             Message::Tool(result) => {
                 // Ids start again at call_001 on every turn: a result answers the latest
                 // call of its id.
-                let call = calls.iter().rev().find(|c| c.id == result.tool_call_id).copied();
-                let call = call.cloned().unwrap_or_else(|| ToolCall { id: result.tool_call_id.clone(), name: result.name.clone(), args: Map::new() });
+                let call = calls.iter().rev().find(|c| c.id == result.tool_call_id).map(|c| (*c).clone());
+                let call = call.unwrap_or_else(|| ToolCall { id: result.tool_call_id.clone(), name: result.name.clone(), args: Map::new() });
                 done.push((call, result.content.clone()));
             }
             _ => {}
@@ -324,8 +324,8 @@ mod tests {
         assert!(content.contains("evt_5531") && content.contains("never repeat a call already made"), "{content}");
         assert!(!content.contains("Hello!"), "earlier turns stay out: {content}");
         // Not after results: nothing to check.
-        assert!(progress_of(&messages[..4]).is_none());
-        assert!(progress_of(&[Message::user("hi")]).is_none());
+        assert!(super::progress(&messages[..4]).is_none());
+        assert!(super::progress(&[Message::user("hi")]).is_none());
     }
 
     #[test]
@@ -338,10 +338,6 @@ mod tests {
         let names: Vec<&str> = progress.done.iter().map(|(c, _)| c.name.as_str()).collect();
         assert_eq!(names, ["calendar.list_events", "calendar.cancel_event"]);
         assert_eq!(progress.done[1].0.args["event_id"], "evt_5531");
-    }
-
-    fn progress_of(messages: &[Message]) -> Option<Progress> {
-        progress(messages)
     }
 
     #[test]
