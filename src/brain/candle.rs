@@ -86,15 +86,24 @@ impl Brain for CandleBrain {
         let template = self.model.chat_template();
         let ask = Ask { next_call: self.profile.next_call_after_results, ..Ask::new(request.phase, request.tool_calling, template) };
         let prefix = template.and_then(|t| prompt::system_prefix(t, &request.messages, &request.tools));
-        let render = |messages: &[Message], reminder| {
+        // Takes the brain: the next-step check below borrows it mutably in between.
+        let render = |this: &Self, messages: &[Message], reminder| {
             let input = prompt::build(messages, &request.tools, ask, strategy, reminder, prefix.as_ref());
-            self.model.render_thinking(&input.messages, input.tools.as_deref(), self.profile.thinking)
+            this.model.render_thinking(&input.messages, input.tools.as_deref(), this.profile.thinking)
         };
         let (messages, trimmed) =
-            context::fit(&request.messages, self.prompt_budget(), |m| self.model.token_count(&render(m, Reminder::None)?))?;
-        let warnings: Vec<String> = trimmed.map(|t| t.note()).into_iter().collect();
+            context::fit(&request.messages, self.prompt_budget(), |m| self.model.token_count(&render(self, m, Reminder::None)?))?;
+        let mut warnings: Vec<String> = trimmed.map(|t| t.note()).into_iter().collect();
+        let asked_first = next_step::asked_first(&self.profile, request, &messages);
+        if asked_first {
+            if let Some(mut decided) = next_step::first(self, request, &messages, on_token, cancel, Self::answer_from_results)? {
+                decided.report.warnings.splice(0..0, warnings);
+                return Ok(decided);
+            }
+            warnings.push(decision::NO_ANSWER_NOTE.into());
+        }
         let mut decided = decision::decide(&self.profile, request, &margin, warnings, |reminder| {
-            let prompt_text = render(&messages, reminder)?;
+            let prompt_text = render(self, &messages, reminder)?;
             let mut params = self.params();
             let mut warnings = Vec::new();
             let mut decoding = request.decoding.unwrap_or(self.profile.decoding);
@@ -133,10 +142,10 @@ impl Brain for CandleBrain {
             Ok(decision::Attempt { raw: generation.text, prompt: prompt_text, decoding, stats, warnings })
         })?;
         if decided.valid() {
-            if self.profile.next_step_check && request.phase == crate::protocol::Phase::React && decided.ai.tool_calls.is_empty() {
+            if self.profile.next_step_check && !asked_first && request.phase == crate::protocol::Phase::React && decided.ai.tool_calls.is_empty() {
                 next_step::check(self, &mut decided, request, &messages, on_token, cancel)?;
             }
-            if self.profile.answer_from_results && request.phase != crate::protocol::Phase::Plan && decided.ai.tool_calls.is_empty() {
+            if self.profile.answer_from_results && !asked_first && request.phase != crate::protocol::Phase::Plan && decided.ai.tool_calls.is_empty() {
                 if let Some((question, results)) = synthesis::results_for_question(&messages) {
                     self.answer_from_results(&mut decided, question, &results, on_token, cancel)?;
                 }

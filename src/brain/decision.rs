@@ -131,6 +131,9 @@ pub(crate) fn answer_from_results(decided: &mut Decision, answer: &str, stats: &
     let answer = answer.trim();
     if answer.is_empty() {
         decided.report.warnings.push("the answer written from the tool results came out empty: the decision's own answer stays".into());
+    } else if decided.ai.content.trim().is_empty() {
+        decided.report.warnings.push("answer written from the tool results".into());
+        decided.ai.content = answer.to_string();
     } else {
         decided.report.warnings.push(format!("answer written from the tool results (the decision's own: {})", one_line(&decided.ai.content, 120)));
         decided.ai.content = answer.to_string();
@@ -166,6 +169,36 @@ pub(crate) fn next_step(decided: &mut Decision, checked: &Decision, calls: Vec<T
     }
 }
 
+/// The decision after tool results made by the next-step check `checked` alone
+/// ([`super::next_step::first`]): `calls`, its new calls, or where there are none, its
+/// answer (empty when it made only repeats), which the brain then writes again from the
+/// results. The raw text is the check's after [`NEXT_STEP_MARK`]; the report names the
+/// request's way and says what the check dropped.
+pub(crate) fn from_next_step(request: &DecisionRequest, mut checked: Decision, calls: Vec<ToolCall>, dropped: &[super::next_step::Dropped]) -> Decision {
+    checked.raw_output = format!("{}{}", NEXT_STEP_MARK.trim_start(), checked.raw_output);
+    let report = &mut checked.report;
+    report.tool_calling = request.tool_calling;
+    report.warnings.extend(dropped.iter().map(|why| format!("next step: dropped {why}")));
+    if !report.valid() {
+        // No call comes from an invalid check; the answer is written from the results.
+        report.warnings.push(format!("next step: the check was invalid ({})", report.error.take().unwrap_or_default()));
+        report.status = DecisionStatus::Success;
+        checked.ai = AiMessage::answer("");
+    } else if calls.is_empty() {
+        checked.ai = AiMessage::answer(checked.ai.content.trim());
+    } else {
+        checked.ai = AiMessage::calls(calls);
+    }
+    checked
+}
+
+/// Where the raw text goes on when neither the next-step check asked first nor the answer
+/// from the results said anything: the conversation's own decision follows.
+pub(crate) const NO_ANSWER_YET: &str = "\n\n[no call and no answer from the check: decided in the conversation]\n";
+
+/// The report's line for [`NO_ANSWER_YET`].
+pub(crate) const NO_ANSWER_NOTE: &str = "the next-step check made no call and the answer from the results came out empty: decided in the conversation";
+
 /// Adds a further generation's tokens and times (after the decision's own) to its total.
 fn add_generation(total: &mut DecisionStats, s: &DecisionStats) {
     total.generated_tokens += s.generated_tokens;
@@ -190,5 +223,80 @@ fn accumulate(total: &mut DecisionStats, s: &DecisionStats) {
     total.prompt_cache_tokens = s.prompt_cache_tokens;
     if total.ttft_ms == 0.0 {
         total.ttft_ms = s.ttft_ms;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::brain::next_step::Dropped;
+    use crate::protocol::{Phase, ToolCalling};
+
+    fn request(way: ToolCalling) -> DecisionRequest {
+        DecisionRequest {
+            messages: Vec::new(),
+            tools: Vec::new(),
+            phase: Phase::React,
+            tool_calling: way,
+            exclusivity: Exclusivity::RetryThenContent,
+            decoding: None,
+            strategy: None,
+        }
+    }
+
+    fn checked(ai: AiMessage, status: DecisionStatus) -> Decision {
+        let mut report = DecisionReport::new("qwen-0.5b", Phase::React, ToolCalling::PromptJson, Some(Decoding::Constrained));
+        report.status = status;
+        if status != DecisionStatus::Success {
+            report.error = Some("the model gave neither an answer nor a tool call".into());
+        }
+        Decision { ai, raw_output: r#"{"tool_calls": []}"#.into(), prompt: "p".into(), plan: None, report }
+    }
+
+    fn call(name: &str) -> ToolCall {
+        ToolCall { id: String::new(), name: name.into(), args: json!({"path": "a.md"}).as_object().unwrap().clone() }
+    }
+
+    #[test]
+    fn a_check_asked_first_gives_its_new_calls_or_leaves_the_answer_to_the_results() {
+        // A new call: the decision, under the request's way, the check's text after the mark.
+        let made = from_next_step(&request(ToolCalling::Builtin), checked(AiMessage::calls(vec![call("file_reader")]), DecisionStatus::Success), vec![call("file_reader")], &[]);
+        assert_eq!(made.ai.tool_calls.len(), 1);
+        assert_eq!(made.report.tool_calling, ToolCalling::Builtin);
+        assert_eq!(made.raw_output, format!("{}{}", NEXT_STEP_MARK.trim_start(), r#"{"tool_calls": []}"#));
+
+        // Only a repeat: no call and no answer yet (the brain writes it from the results).
+        let repeat = AiMessage::calls(vec![call("file_reader")]);
+        let done = from_next_step(&request(ToolCalling::PromptJson), checked(repeat, DecisionStatus::Success), Vec::new(), &[Dropped::Repeat("file_reader".into())]);
+        assert!(done.ai.tool_calls.is_empty() && done.ai.content.is_empty());
+        assert_eq!(done.report.warnings, ["next step: dropped file_reader: repeats a call already made"]);
+
+        // The check answered: its answer stays until one from the results replaces it.
+        let answered = from_next_step(&request(ToolCalling::PromptJson), checked(AiMessage::answer(" 13.2 "), DecisionStatus::Success), Vec::new(), &[]);
+        assert_eq!(answered.ai.content, "13.2");
+
+        // An invalid check is no decision's failure: nothing from it is kept.
+        let invalid = from_next_step(&request(ToolCalling::PromptJson), checked(AiMessage::answer("{\"tool_"), DecisionStatus::Invalid), Vec::new(), &[]);
+        assert!(invalid.valid() && invalid.ai.content.is_empty() && invalid.report.error.is_none());
+        assert!(invalid.report.warnings[0].starts_with("next step: the check was invalid (the model gave neither"), "{:?}", invalid.report.warnings);
+    }
+
+    #[test]
+    fn an_answer_from_the_results_names_the_decisions_own_only_when_there_was_one() {
+        let stats = DecisionStats { generated_tokens: 5, latency_ms: 10.0, ..DecisionStats::default() };
+        let mut empty = checked(AiMessage::answer(""), DecisionStatus::Success);
+        answer_from_results(&mut empty, "It is 13.2.", &stats, &[]);
+        assert_eq!(empty.ai.content, "It is 13.2.");
+        assert_eq!(empty.report.warnings, ["answer written from the tool results"]);
+        assert_eq!(empty.report.stats.generated_tokens, 5);
+
+        let mut own = checked(AiMessage::answer("13"), DecisionStatus::Success);
+        answer_from_results(&mut own, "It is 13.2.", &stats, &[]);
+        assert_eq!(own.report.warnings, ["answer written from the tool results (the decision's own: 13)"]);
+        let mut kept = checked(AiMessage::answer("13"), DecisionStatus::Success);
+        answer_from_results(&mut kept, "  ", &stats, &[]);
+        assert_eq!(kept.ai.content, "13");
     }
 }

@@ -11,6 +11,10 @@
 //! a call that repeats one already made means the request is done and the answer is
 //! written; a new call is the decision instead, if its values come from the conversation.
 //!
+//! With `answer_from_results` on too, the check comes first and alone ([`first`]): the
+//! conversation's own decision after results answered in every dev and holdout multi_turn
+//! case, and its answer was then written over, so it is not generated.
+//!
 //! The values check is what keeps this from hurting: a new call with a string value that
 //! neither the user nor a tool wrote (an invented product id, a made-up note) is dropped,
 //! and with no new call left the answer stands.
@@ -19,8 +23,8 @@ use std::sync::atomic::AtomicBool;
 
 use serde_json::{Map, Value};
 
-use super::{decision, Brain, BrainError, Decision, DecisionRequest, TokenSink};
-use crate::protocol::{Message, Stream, Strategy, ToolCall, ToolCalling};
+use super::{decision, synthesis, Brain, BrainError, Decision, DecisionRequest, Profile, TokenSink};
+use crate::protocol::{Message, Phase, Stream, Strategy, ToolCall, ToolCalling};
 use crate::tools::spec::ToolSpec;
 
 /// The most characters of one tool result put in the request.
@@ -46,20 +50,70 @@ pub fn check(
     cancel: &AtomicBool,
 ) -> Result<(), BrainError> {
     let Some(progress) = progress(messages) else { return Ok(()) };
+    on_token(Stream::Text(decision::NEXT_STEP_MARK));
+    let (checked, calls, dropped) = ask(brain, request, messages, &progress, on_token, cancel)?;
+    decision::next_step(decided, &checked, calls, &dropped);
+    Ok(())
+}
+
+/// Whether the decision after tool results is the check alone ([`first`]): with
+/// `next_step_check` and `answer_from_results` both on, the conversation's own decision
+/// would only write an answer that the one from the results replaces (on the dev and
+/// holdout multi_turn cases the 0.5B answered there every time), so it is not generated.
+pub fn asked_first(profile: &Profile, request: &DecisionRequest, messages: &[Message]) -> bool {
+    profile.next_step_check && profile.answer_from_results && request.phase == Phase::React && progress(messages).is_some()
+}
+
+/// The decision after tool results made by the check alone: its new calls, or where it
+/// has none, the answer `answer_from_results` writes from the results. `None` when the
+/// conversation does not end with results, or neither gave a call or an answer (the
+/// conversation's own decision is then made).
+pub fn first<B: Brain>(
+    brain: &mut B,
+    request: &DecisionRequest,
+    messages: &[Message],
+    on_token: TokenSink<'_>,
+    cancel: &AtomicBool,
+    answer_from_results: impl FnOnce(&B, &mut Decision, &str, &[(&str, &str)], TokenSink<'_>, &AtomicBool) -> Result<(), BrainError>,
+) -> Result<Option<Decision>, BrainError> {
+    let Some(progress) = progress(messages) else { return Ok(None) };
+    on_token(Stream::Text(decision::NEXT_STEP_MARK.trim_start()));
+    let (checked, calls, dropped) = ask(brain, request, messages, &progress, on_token, cancel)?;
+    let mut decided = decision::from_next_step(request, checked, calls, &dropped);
+    if decided.ai.tool_calls.is_empty() {
+        if let Some((question, results)) = synthesis::results_for_question(messages) {
+            answer_from_results(brain, &mut decided, question, &results, on_token, cancel)?;
+        }
+    }
+    if decided.ai.content.trim().is_empty() && decided.ai.tool_calls.is_empty() {
+        on_token(Stream::Text(decision::NO_ANSWER_YET));
+        return Ok(None);
+    }
+    decided.ai.number_calls();
+    Ok(Some(decided))
+}
+
+/// Asks `progress`'s request afresh on `brain` and sorts the calls it proposes.
+fn ask(
+    brain: &mut dyn Brain,
+    request: &DecisionRequest,
+    messages: &[Message],
+    progress: &Progress,
+    on_token: TokenSink<'_>,
+    cancel: &AtomicBool,
+) -> Result<(Decision, Vec<ToolCall>, Vec<Dropped>), BrainError> {
     let fresh = DecisionRequest {
-        messages: vec![self::request(&progress)],
+        messages: vec![self::request(progress)],
         tool_calling: ToolCalling::PromptJson,
         strategy: Some(Strategy::CallsFirst),
         ..request.clone()
     };
-    on_token(Stream::Text(decision::NEXT_STEP_MARK));
     let checked = brain.decide(&fresh, on_token, cancel)?;
     // The tools were checked when the decision was made; unparsable ones here only mean
     // no enum is known.
     let tools = ToolSpec::parse_all(&request.tools).unwrap_or_default();
-    let (calls, dropped) = new_calls(checked.ai.tool_calls.clone(), &progress, &tools, &conversation_text(messages));
-    decision::next_step(decided, &checked, calls, &dropped);
-    Ok(())
+    let (calls, dropped) = new_calls(checked.ai.tool_calls.clone(), progress, &tools, &conversation_text(messages));
+    Ok((checked, calls, dropped))
 }
 
 /// The latest request and the calls made for it with their results, when the conversation

@@ -213,7 +213,15 @@ impl Brain for ServedBrain {
         let strategy = request.strategy.unwrap_or(self.profile.strategy);
         let ask = Ask { next_call: self.profile.next_call_after_results, ..Ask::new(request.phase, request.tool_calling, None) };
         let margin = constrain::Margin::default();
-        let mut decided = decision::decide(&self.profile, request, &margin, Vec::new(), |reminder| {
+        let asked_first = next_step::asked_first(&self.profile, request, &request.messages);
+        let mut warnings = Vec::new();
+        if asked_first {
+            if let Some(decided) = next_step::first(self, request, &request.messages, on_token, cancel, Self::answer_from_results)? {
+                return Ok(decided);
+            }
+            warnings.push(decision::NO_ANSWER_NOTE.into());
+        }
+        let mut decided = decision::decide(&self.profile, request, &margin, warnings, |reminder| {
             let input = prompt::build(&request.messages, &request.tools, ask, strategy, reminder, None);
             let mut warnings = Vec::new();
             let (constraint, decoding) = self.constraint(request, ask, &mut warnings);
@@ -231,10 +239,10 @@ impl Brain for ServedBrain {
             Ok(Attempt { raw: outcome.completion.raw_text(), prompt, decoding, stats: stats_of(&outcome), warnings })
         })?;
         if decided.valid() {
-            if self.profile.next_step_check && request.phase == Phase::React && decided.ai.tool_calls.is_empty() {
+            if self.profile.next_step_check && !asked_first && request.phase == Phase::React && decided.ai.tool_calls.is_empty() {
                 next_step::check(self, &mut decided, request, &request.messages, on_token, cancel)?;
             }
-            if self.profile.answer_from_results && request.phase != Phase::Plan && decided.ai.tool_calls.is_empty() {
+            if self.profile.answer_from_results && !asked_first && request.phase != Phase::Plan && decided.ai.tool_calls.is_empty() {
                 if let Some((question, results)) = synthesis::results_for_question(&request.messages) {
                     self.answer_from_results(&mut decided, question, &results, on_token, cancel)?;
                 }
