@@ -82,8 +82,21 @@ fn chat_runs_the_loop_on_the_real_model_and_reuses_the_prompt_prefix() {
         copy_dir(&repo().join(sub), &ws.path().join(sub));
     }
     let _ = std::fs::remove_file(ws.path().join("memory/history.md"));
-    let (out, stdout, events) =
-        chat_json(&["--tool_calling", "builtin", "--workspace", ws.path().to_str().unwrap(), "计算 3.14 * 5 - 2.5"]);
+    // The shipped profile decides after results by the next-step check alone, in a prompt
+    // of its own; the conversation's own decision after results is what extends the prompt.
+    let shipped = std::fs::read_to_string(repo().join("configs/model.yaml")).unwrap();
+    assert!(shipped.contains("next_step_check: true"));
+    let config = ws.path().join("model.yaml");
+    std::fs::write(&config, shipped.replace("next_step_check: true", "next_step_check: false")).unwrap();
+    let (out, stdout, events) = chat_json(&[
+        "--model_config",
+        config.to_str().unwrap(),
+        "--tool_calling",
+        "builtin",
+        "--workspace",
+        ws.path().to_str().unwrap(),
+        "计算 3.14 * 5 - 2.5",
+    ]);
     let decided: Vec<&Value> = events.iter().filter(|e| e["event"] == "decided").collect();
     let tools: Vec<&Value> = events.iter().filter(|e| e["event"] == "tool_finished").collect();
     assert!(!tools.is_empty(), "the model called no tool:\n{stdout}");
