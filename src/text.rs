@@ -1,4 +1,4 @@
-//! Small text helpers shared by the places that show user-given values in one line.
+//! Small text helpers: user-given values shown in one line, and values looked for in text.
 
 /// `text` when it has at most `max` characters, else its head and tail around a `…`, so a
 /// 100k-character path in an error line keeps both ends and stays readable.
@@ -23,6 +23,52 @@ pub fn one_line(text: &str, max: usize) -> String {
     } else {
         flat
     }
+}
+
+/// `text` without whitespace, lowercased: how values are looked for in other text.
+pub fn normalized(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_lowercase).collect()
+}
+
+/// Number words a request may use for a count (`two of them`, `两张`).
+const NUMBER_WORDS: [(&str, f64); 21] = [
+    ("one", 1.0), ("two", 2.0), ("three", 3.0), ("four", 4.0), ("five", 5.0), ("six", 6.0), ("seven", 7.0),
+    ("eight", 8.0), ("nine", 9.0), ("ten", 10.0), ("一", 1.0), ("二", 2.0), ("两", 2.0), ("三", 3.0), ("四", 4.0),
+    ("五", 5.0), ("六", 6.0), ("七", 7.0), ("八", 8.0), ("九", 9.0), ("十", 10.0),
+];
+
+/// The numbers `text` (already [`normalized`]) writes: runs of digits (thousands commas
+/// dropped) and number words. A run with `-`, `/` or `:` inside is a date, a time or a code,
+/// not numbers (`2025-05-20` does not write 20).
+pub fn numbers_written(text: &str) -> Vec<f64> {
+    let mut out: Vec<f64> = NUMBER_WORDS.iter().filter(|(w, _)| text.contains(w)).map(|&(_, n)| n).collect();
+    out.extend(digits_written(text));
+    out
+}
+
+/// The numbers `text` (already [`normalized`]) writes in digits, as [`numbers_written`].
+pub fn digits_written(text: &str) -> Vec<f64> {
+    let mut out = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if !chars[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && (chars[i].is_ascii_digit() || matches!(chars[i], '.' | ',' | '-' | '/' | ':')) {
+            i += 1;
+        }
+        let run: String = chars[start..i].iter().collect::<String>().trim_end_matches(['.', ',', '-', '/', ':']).to_string();
+        if run.contains(['-', '/', ':']) {
+            continue;
+        }
+        if let Ok(n) = run.replace(',', "").parse::<f64>() {
+            out.push(n);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -47,11 +47,15 @@ fn profile(max_new_tokens: usize) -> Profile {
     Profile { max_new_tokens, answer_from_results: false, next_step_check: false, ..config.profile(None).unwrap() }
 }
 
+/// The shipped schema's five tools.
+fn all_tools() -> Vec<Value> {
+    serde_json::from_str(&std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("data/messages/tools_schema_basic.json")).unwrap()).unwrap()
+}
+
 /// file_reader, calculator and format_converter (an enum) from the shipped schema.
 fn tools() -> Vec<Value> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/messages/tools_schema_basic.json");
-    let all: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    all.into_iter()
+    all_tools()
+        .into_iter()
         .filter(|t| matches!(t["function"]["name"].as_str(), Some("file_reader" | "calculator" | "format_converter")))
         .collect()
 }
@@ -303,6 +307,33 @@ fn the_answer_after_results_is_written_from_the_results() {
     }
 }
 
+/// Two tasks with their two results (a glossary read, a calculation): the answer written
+/// from the results tells both, in both ways; where the first answer left a result out,
+/// that result's own answer was added after it (the warning says which).
+#[test]
+fn an_answer_from_two_results_tells_both() {
+    let _serial = serial();
+    let mut brain = CandleBrain::load(&Profile { answer_from_results: true, ..profile(MAX_NEW_TOKENS) }).unwrap();
+    let call = |id: &str, name: &str, args: Value| -> ToolCall { serde_json::from_value(json!({"id": id, "name": name, "args": args})).unwrap() };
+    let read = call("call_001", "file_reader", json!({"path": "docs/glossary.md"}));
+    let times = call("call_002", "calculator", json!({"expression": "12*12"}));
+    let glossary = "# Glossary\n\nCanary release: shipping a new version to a small slice of users (we use 2%) before everyone gets it, so problems show up early.\nRollback: going back to the last good version.";
+    let messages = vec![
+        Message::user("Two things, please: look up what \"canary release\" means in docs/glossary.md, and compute 12*12."),
+        Message::Assistant(AiMessage::calls(vec![read.clone(), times.clone()])),
+        Message::Tool(ToolMessage::success(&read, json!({"path": "docs/glossary.md", "content": glossary}))),
+        Message::Tool(ToolMessage::success(&times, json!({"expression": "12*12", "result": 144}))),
+    ];
+    for way in [ToolCalling::PromptJson, ToolCalling::Builtin] {
+        let decision = decide(&mut brain, &DecisionRequest { tools: all_tools(), ..request(messages.clone(), Phase::React, way, Decoding::Constrained) });
+        assert!(decision.valid() && decision.ai.tool_calls.is_empty(), "{way:?}: {}", decision.raw_output);
+        let answer = &decision.ai.content;
+        assert!(answer.contains("144"), "{way:?}: {answer}\n{:?}", decision.report.warnings);
+        assert!(["2%", "small slice", "slice of users"].iter().any(|w| answer.contains(w)), "{way:?}: {answer}\n{:?}", decision.report.warnings);
+        eprintln!("[constrained] {way:?} two results: {:?}", decision.report.warnings);
+    }
+}
+
 /// With `next_step_check` and `answer_from_results` (the default profile's settings), the
 /// decision after results is the check alone: a request of two steps whose first step has
 /// its result gets its second step as the decision (the file the search found is read),
@@ -311,10 +342,7 @@ fn the_answer_after_results_is_written_from_the_results() {
 fn the_next_step_after_results_is_called_and_a_finished_request_answered() {
     let _serial = serial();
     let mut brain = CandleBrain::load(&Profile { next_step_check: true, answer_from_results: true, ..profile(MAX_NEW_TOKENS) }).unwrap();
-    let all: Vec<Value> = serde_json::from_str(
-        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("data/messages/tools_schema_basic.json")).unwrap(),
-    )
-    .unwrap();
+    let all = all_tools();
     let search: ToolCall = serde_json::from_value(json!({"id": "call_001", "name": "local_file_search", "args": {"query": "VPN"}})).unwrap();
     let found = ToolMessage::success(
         &search,

@@ -50,24 +50,25 @@ impl CandleBrain {
 
 impl CandleBrain {
     /// Writes `decided`'s answer again from a prompt of the question and its tool results
-    /// alone ([`synthesis`]); the decision's own answer stays when this one comes out empty.
+    /// alone ([`synthesis::write`]); the decision's own answer stays when this one comes out
+    /// empty.
     fn answer_from_results(
         &self,
         decided: &mut Decision,
         question: &str,
-        results: &[(&str, &str)],
+        results: &[synthesis::Called<'_>],
         on_token: TokenSink<'_>,
         cancel: &AtomicBool,
     ) -> Result<(), BrainError> {
-        let prompt_text = self.model.render(&synthesis::messages(question, results), None)?;
-        let params = GenParams { max_new_tokens: self.profile.max_new_tokens.min(decision::ANSWER_TOKENS), ..self.params() };
-        on_token(crate::protocol::Stream::Text(decision::ANSWER_MARK));
-        let generation = self.model.generate(&prompt_text, params, on_token, cancel)?;
-        if generation.stop == StopKind::Cancelled {
-            return Err(BrainError::Cancelled);
-        }
-        decision::answer_from_results(decided, &generation.text, &generation.stats, &generation.warnings);
-        Ok(())
+        synthesis::write(decided, question, results, on_token, |messages, on_token| {
+            let prompt_text = self.model.render(&messages, None)?;
+            let params = GenParams { max_new_tokens: self.profile.max_new_tokens.min(decision::ANSWER_TOKENS), ..self.params() };
+            let generation = self.model.generate(&prompt_text, params, on_token, cancel)?;
+            if generation.stop == StopKind::Cancelled {
+                return Err(BrainError::Cancelled);
+            }
+            Ok(synthesis::Written { text: generation.text, stats: generation.stats, warnings: generation.warnings })
+        })
     }
 }
 

@@ -121,13 +121,13 @@ pub(crate) const ANSWER_TOKENS: usize = 256;
 
 /// Puts `answer`, written again from the question and its tool results alone
 /// ([`super::synthesis`]), in `decided` in place of its own answer (which the report keeps);
-/// the decision's own answer stays when this one came out empty. The generation's figures
-/// add to the decision's.
-pub(crate) fn answer_from_results(decided: &mut Decision, answer: &str, stats: &DecisionStats, warnings: &[String]) {
+/// the decision's own answer stays when this one came out empty. `raw` is what the model
+/// wrote for it; the generations' figures add to the decision's.
+pub(crate) fn answer_from_results(decided: &mut Decision, raw: &str, answer: &str, stats: &DecisionStats, warnings: &[String]) {
     add_generation(&mut decided.report.stats, stats);
     decided.report.warnings.extend(warnings.iter().cloned());
     decided.raw_output.push_str(ANSWER_MARK);
-    decided.raw_output.push_str(answer);
+    decided.raw_output.push_str(raw);
     let answer = answer.trim();
     if answer.is_empty() {
         decided.report.warnings.push("the answer written from the tool results came out empty: the decision's own answer stays".into());
@@ -199,8 +199,13 @@ pub(crate) const NO_ANSWER_YET: &str = "\n\n[no call and no answer from the chec
 /// The report's line for [`NO_ANSWER_YET`].
 pub(crate) const NO_ANSWER_NOTE: &str = "the next-step check made no call and the answer from the results came out empty: decided in the conversation";
 
+/// Where the raw text goes on with the answer for one result the answer left out.
+pub(crate) fn part_mark(number: usize, tool: &str) -> String {
+    format!("\n\n[answer for result {number} ({tool}), which the answer left out]\n")
+}
+
 /// Adds a further generation's tokens and times (after the decision's own) to its total.
-fn add_generation(total: &mut DecisionStats, s: &DecisionStats) {
+pub(crate) fn add_generation(total: &mut DecisionStats, s: &DecisionStats) {
     total.generated_tokens += s.generated_tokens;
     total.prefill_ms += s.prefill_ms;
     total.decode_ms += s.decode_ms;
@@ -287,16 +292,16 @@ mod tests {
     fn an_answer_from_the_results_names_the_decisions_own_only_when_there_was_one() {
         let stats = DecisionStats { generated_tokens: 5, latency_ms: 10.0, ..DecisionStats::default() };
         let mut empty = checked(AiMessage::answer(""), DecisionStatus::Success);
-        answer_from_results(&mut empty, "It is 13.2.", &stats, &[]);
+        answer_from_results(&mut empty, "It is 13.2.", "It is 13.2.", &stats, &[]);
         assert_eq!(empty.ai.content, "It is 13.2.");
         assert_eq!(empty.report.warnings, ["answer written from the tool results"]);
         assert_eq!(empty.report.stats.generated_tokens, 5);
 
         let mut own = checked(AiMessage::answer("13"), DecisionStatus::Success);
-        answer_from_results(&mut own, "It is 13.2.", &stats, &[]);
+        answer_from_results(&mut own, "It is 13.2.", "It is 13.2.", &stats, &[]);
         assert_eq!(own.report.warnings, ["answer written from the tool results (the decision's own: 13)"]);
         let mut kept = checked(AiMessage::answer("13"), DecisionStatus::Success);
-        answer_from_results(&mut kept, "  ", &stats, &[]);
+        answer_from_results(&mut kept, "  ", "  ", &stats, &[]);
         assert_eq!(kept.ai.content, "13");
     }
 }

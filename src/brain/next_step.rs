@@ -25,6 +25,7 @@ use serde_json::{Map, Value};
 
 use super::{decision, synthesis, Brain, BrainError, Decision, DecisionRequest, Profile, TokenSink};
 use crate::protocol::{Message, Phase, Stream, Strategy, ToolCall, ToolCalling};
+use crate::text::{normalized, numbers_written};
 use crate::tools::spec::ToolSpec;
 
 /// The most characters of one tool result put in the request.
@@ -74,7 +75,7 @@ pub fn first<B: Brain>(
     messages: &[Message],
     on_token: TokenSink<'_>,
     cancel: &AtomicBool,
-    answer_from_results: impl FnOnce(&B, &mut Decision, &str, &[(&str, &str)], TokenSink<'_>, &AtomicBool) -> Result<(), BrainError>,
+    answer_from_results: impl FnOnce(&B, &mut Decision, &str, &[synthesis::Called<'_>], TokenSink<'_>, &AtomicBool) -> Result<(), BrainError>,
 ) -> Result<Option<Decision>, BrainError> {
     let Some(progress) = progress(messages) else { return Ok(None) };
     on_token(Stream::Text(decision::NEXT_STEP_MARK.trim_start()));
@@ -282,39 +283,6 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
 }
 
-/// Number words a request may use for a count (`two of them`, `两张`).
-const NUMBER_WORDS: [(&str, f64); 21] = [
-    ("one", 1.0), ("two", 2.0), ("three", 3.0), ("four", 4.0), ("five", 5.0), ("six", 6.0), ("seven", 7.0),
-    ("eight", 8.0), ("nine", 9.0), ("ten", 10.0), ("一", 1.0), ("二", 2.0), ("两", 2.0), ("三", 3.0), ("四", 4.0),
-    ("五", 5.0), ("六", 6.0), ("七", 7.0), ("八", 8.0), ("九", 9.0), ("十", 10.0),
-];
-
-/// The numbers `text` (already [`normalized`]) writes: runs of digits (thousands commas
-/// dropped) and number words. A run with `-`, `/` or `:` inside is a date, a time or a code,
-/// not numbers (`2025-05-20` does not write 20).
-fn numbers_written(text: &str) -> Vec<f64> {
-    let mut out: Vec<f64> = NUMBER_WORDS.iter().filter(|(w, _)| text.contains(w)).map(|&(_, n)| n).collect();
-    let chars: Vec<char> = text.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        if !chars[i].is_ascii_digit() {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < chars.len() && (chars[i].is_ascii_digit() || matches!(chars[i], '.' | ',' | '-' | '/' | ':')) {
-            i += 1;
-        }
-        let run: String = chars[start..i].iter().collect::<String>().trim_end_matches(['.', ',', '-', '/', ':']).to_string();
-        if run.contains(['-', '/', ':']) {
-            continue;
-        }
-        if let Ok(n) = run.replace(',', "").parse::<f64>() {
-            out.push(n);
-        }
-    }
-    out
-}
 
 /// Whether `value` is written in `haystack` (already [`normalized`]): case, blanks and
 /// closing punctuation aside. A date or time may be written in another notation.
@@ -323,9 +291,6 @@ fn found(value: &str, haystack: &str) -> bool {
     wanted.is_empty() || haystack.contains(&wanted) || date_or_time(value)
 }
 
-fn normalized(text: &str) -> String {
-    text.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_lowercase).collect()
-}
 
 /// Digits with date or time separators and nothing else (`2022-07-04`, `08:30`, `07/04/2022`).
 fn date_or_time(value: &str) -> bool {

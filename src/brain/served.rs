@@ -159,17 +159,17 @@ impl ServedBrain {
         &self,
         decided: &mut Decision,
         question: &str,
-        results: &[(&str, &str)],
+        results: &[synthesis::Called<'_>],
         on_token: TokenSink<'_>,
         cancel: &AtomicBool,
     ) -> Result<(), BrainError> {
         let profile = Profile { max_new_tokens: self.profile.max_new_tokens.min(decision::ANSWER_TOKENS), ..self.profile.clone() };
-        let body = wire::body(&profile, &self.model, synthesis::messages(question, results), None, None);
-        on_token(Stream::Text(decision::ANSWER_MARK));
-        let outcome = self.send(body, on_token, cancel)?;
-        let warnings: Vec<String> = outcome.retried.iter().map(|r| format!("model server: {r}")).collect();
-        decision::answer_from_results(decided, &outcome.completion.raw_text(), &stats_of(&outcome), &warnings);
-        Ok(())
+        synthesis::write(decided, question, results, on_token, |messages, on_token| {
+            let body = wire::body(&profile, &self.model, messages, None, None);
+            let outcome = self.send(body, on_token, cancel)?;
+            let warnings = outcome.retried.iter().map(|r| format!("model server: {r}")).collect();
+            Ok(synthesis::Written { text: outcome.completion.raw_text(), stats: stats_of(&outcome), warnings })
+        })
     }
 }
 
