@@ -123,24 +123,15 @@ pub fn progress(messages: &[Message]) -> Option<Progress> {
     if !matches!(messages.last(), Some(Message::Tool(_))) {
         return None;
     }
-    let asked = messages.iter().rposition(|m| matches!(m, Message::User { .. }))?;
-    let Message::User { content: question } = &messages[asked] else { return None };
-    let mut calls: Vec<&ToolCall> = Vec::new();
-    let mut done = Vec::new();
-    for message in &messages[asked + 1..] {
-        match message {
-            Message::Assistant(ai) => calls.extend(&ai.tool_calls),
-            Message::Tool(result) => {
-                // Ids start again at call_001 on every turn: a result answers the latest
-                // call of its id.
-                let call = calls.iter().rev().find(|c| c.id == result.tool_call_id).map(|c| (*c).clone());
-                let call = call.unwrap_or_else(|| ToolCall { id: result.tool_call_id.clone(), name: result.name.clone(), args: Map::new() });
-                done.push((call, result.content.clone()));
-            }
-            _ => {}
-        }
-    }
-    (!done.is_empty()).then(|| Progress { question: question.clone(), done })
+    let (question, results) = synthesis::results_for_question(messages)?;
+    let done = results
+        .into_iter()
+        .map(|result| {
+            let call = result.call.cloned().unwrap_or_else(|| ToolCall { id: String::new(), name: result.name.to_string(), args: Map::new() });
+            (call, result.content.to_string())
+        })
+        .collect();
+    Some(Progress { question: question.to_string(), done })
 }
 
 /// The request asked afresh: one user message with the calls made and their results.
