@@ -397,3 +397,36 @@ fn drafted_tokens_leave_every_decision_as_it_was() {
         }
     }
 }
+
+/// An email with `cc` optional: the 0.5B under prompt_json fills in `cc: []` though nobody
+/// is copied (dev case `simple_130`). With `omit_unstated_optional` an optional argument
+/// the conversation never states is left out, with a warning; the stated ones stay.
+#[test]
+fn optional_arguments_nobody_stated_are_left_out() {
+    let _serial = serial();
+    let email = json!({"type": "function", "function": {"name": "email.send", "description": "Send an email.", "parameters": {"type": "object", "properties": {
+        "to": {"type": "array", "description": "Recipient email addresses.", "items": {"type": "string"}},
+        "subject": {"type": "string", "description": "Subject line."},
+        "body": {"type": "string", "description": "Plain-text body."},
+        "cc": {"type": "array", "description": "Email addresses to copy.", "items": {"type": "string"}},
+        "priority": {"type": "string", "description": "Priority flag. Default: normal.", "enum": ["low", "normal", "high"], "default": "normal"}
+    }, "required": ["to", "subject", "body"]}}});
+    let question = "Email bob@example.com with the subject 'Invoice 2291' and the body 'Paid today, thanks!' and mark it high priority.";
+    let ask = |way| DecisionRequest { tools: vec![email.clone()], ..request(vec![Message::user(question)], Phase::React, way, Decoding::Constrained) };
+
+    let mut as_decoded = CandleBrain::load(&Profile { omit_unstated_optional: false, ..profile(MAX_NEW_TOKENS) }).unwrap();
+    let decoded = decide(&mut as_decoded, &ask(ToolCalling::PromptJson));
+    assert_eq!(decoded.ai.tool_calls.first().and_then(|c| c.args.get("cc")), Some(&json!([])), "{}", decoded.raw_output);
+
+    let mut brain = CandleBrain::load(&Profile { omit_unstated_optional: true, ..profile(MAX_NEW_TOKENS) }).unwrap();
+    for way in [ToolCalling::PromptJson, ToolCalling::Builtin] {
+        let decision = decide(&mut brain, &ask(way));
+        let [call] = decision.ai.tool_calls.as_slice() else { panic!("{way:?}: one call expected: {}", decision.raw_output) };
+        let keys: Vec<&str> = call.args.keys().map(String::as_str).collect();
+        assert!(keys.iter().all(|k| ["to", "subject", "body", "priority"].contains(k)), "{way:?}: {:?}", call.args);
+        assert_eq!((&call.args["to"], &call.args["subject"], call.args.get("priority")), (&json!(["bob@example.com"]), &json!("Invoice 2291"), Some(&json!("high"))), "{way:?}");
+        if way == ToolCalling::PromptJson {
+            assert!(decision.report.warnings.iter().any(|w| w == "optional argument nobody stated, left out: email.send: cc = []"), "{:?}", decision.report.warnings);
+        }
+    }
+}

@@ -94,6 +94,9 @@ pub struct Profile {
     /// Added to closing an object where a constrained decision could go on to another key
     /// (an optional parameter): small models fill in values nobody asked for.
     pub omit_optional_bias: f32,
+    /// An optional argument whose value the conversation never writes (or that states
+    /// nothing: `""`, `[]`) is left out of a decision's calls (`brain::faithful`).
+    pub omit_unstated_optional: bool,
     /// After tool results, an answer is written again from a prompt of the question and
     /// its results alone (`brain::synthesis`).
     pub answer_from_results: bool,
@@ -194,6 +197,7 @@ impl Default for Profile {
             no_call_bias: 0.0,
             builtin_no_call_bias: 0.0,
             omit_optional_bias: 0.0,
+            omit_unstated_optional: false,
             answer_from_results: false,
             next_call_after_results: false,
             next_step_check: false,

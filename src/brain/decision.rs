@@ -75,6 +75,11 @@ pub(crate) fn decide(
             let restored = faithful::restore_brackets(&mut ai.tool_calls, question);
             warnings.extend(restored.iter().map(|r| format!("brackets restored from the request: {r}")));
         }
+        if profile.omit_unstated_optional && !ai.tool_calls.is_empty() {
+            let tools = crate::tools::spec::ToolSpec::parse_all(&request.tools).unwrap_or_default();
+            let left_out = faithful::drop_unstated_optional(&mut ai.tool_calls, &tools, &faithful::stated_text(&request.messages));
+            warnings.extend(left_out.iter().map(|a| format!("optional argument nobody stated, left out: {a}")));
+        }
         if both && !parsed.format.is_envelope() {
             // Narration around native calls ("I'll read it. <tool_call>...") is how
             // these models talk, not a claim to be done: the calls are the decision.

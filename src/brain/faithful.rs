@@ -2,8 +2,17 @@
 //! the question but drop its brackets (`(17 + 25) * 3 - 4` becomes `17 + 25 * 3 - 4`,
 //! another number). When a string argument is, but for brackets and spaces, a stretch of
 //! the user's own text that has brackets, the user's text is put back.
+//!
+//! They also fill optional parameters nobody asked for: an exchange for a stock quote, a
+//! return date for a one-way flight, `cc: []`, a brightness of 50. An optional argument
+//! whose value the conversation never writes ([`drop_unstated_optional`]) is left out.
 
-use crate::protocol::ToolCall;
+use serde_json::{Map, Value};
+
+use super::next_step::{date_or_time, unwritten};
+use crate::protocol::{Message, ToolCall};
+use crate::text::{normalized, numbers_written};
+use crate::tools::spec::ToolSpec;
 
 const BRACKETS: [char; 6] = ['(', ')', '[', ']', '（', '）'];
 
@@ -27,6 +36,123 @@ pub fn restore_brackets(calls: &mut [ToolCall], question: &str) -> Vec<String> {
         }
     }
     changed
+}
+
+/// Leaves out of `calls` each optional argument (not in its tool's `required`) that states
+/// nothing (`""`, `[]`, `{}`) or whose value `conversation` (the text of the user's, the
+/// tools' and the system's messages) does not write ([`unwritten`]: an enum's value and a
+/// boolean are kept, as the user may say them in other words; a date or time needs its
+/// figures written), that lists every choice of an enum, or that copies another argument's
+/// value the conversation writes only once. Inside an object argument the same holds for
+/// its keys. Returns one line per argument left out (`tool: param = value`).
+pub fn drop_unstated_optional(calls: &mut [ToolCall], tools: &[ToolSpec], conversation: &str) -> Vec<String> {
+    let stated = Stated { text: conversation, haystack: normalized(conversation), numbers: numbers_written(&normalized(conversation)) };
+    let mut dropped = Vec::new();
+    for call in calls.iter_mut() {
+        let Some(tool) = tools.iter().find(|t| t.name == call.name) else { continue };
+        stated.keep_stated(&mut call.args, tool.parameters(), &call.name, &mut dropped);
+    }
+    dropped
+}
+
+/// What the conversation states, looked up three ways.
+struct Stated<'a> {
+    text: &'a str,
+    haystack: String,
+    numbers: Vec<f64>,
+}
+
+impl Stated<'_> {
+    /// Leaves the unstated optional keys out of `args` (an object whose schema is `schema`),
+    /// and out of the objects inside it; an object left empty goes too. `path` names it in
+    /// the lines pushed to `dropped`.
+    fn keep_stated(&self, args: &mut Map<String, Value>, schema: &Value, path: &str, dropped: &mut Vec<String>) {
+        let required: Vec<&str> = schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+        let properties = schema.get("properties");
+        // How many arguments of this object take each string value: a value written once
+        // that fills two parameters (the departure date as the return date too) is the
+        // optional one's copy.
+        let mut uses: Vec<(String, usize)> = Vec::new();
+        for value in args.values().filter_map(Value::as_str).map(normalized).filter(|v| v.chars().count() > 1) {
+            match uses.iter_mut().find(|(v, _)| *v == value) {
+                Some((_, n)) => *n += 1,
+                None => uses.push((value, 1)),
+            }
+        }
+        let copied = |value: &str| {
+            let value = normalized(value);
+            let used = uses.iter().find(|(v, _)| *v == value).map_or(0, |(_, n)| *n);
+            used > 1 && self.haystack.matches(value.as_str()).count() < used
+        };
+        args.retain(|param, value| {
+            let spec = properties.and_then(|p| p.get(param));
+            let here = format!("{path}{}{param}", if path.contains(':') { "." } else { ": " });
+            if let (Value::Object(inner), Some(spec)) = (&mut *value, spec) {
+                if spec.get("properties").is_some() {
+                    self.keep_stated(inner, spec, &here, dropped);
+                }
+            }
+            if required.contains(&param.as_str()) {
+                return true;
+            }
+            let empty = match value {
+                Value::String(s) => s.trim().is_empty(),
+                Value::Array(items) => items.is_empty(),
+                Value::Object(map) => map.is_empty(),
+                _ => false,
+            };
+            let unstated = match value {
+                Value::String(text) if copied(text) => true,
+                // A date or time passes `unwritten` in any notation; an optional one must
+                // have its figures in the conversation (`08:00` for a train nobody timed).
+                Value::String(text) if date_or_time(text) => !figures_written(text, self.text),
+                // Every choice of an enum, listed: the schema's list, not the user's.
+                Value::Array(items) if spec.is_some_and(|s| every_choice(items, s)) => true,
+                // An object's own keys were looked at above.
+                Value::Object(_) => false,
+                _ => unwritten(value, spec, &self.haystack, &self.numbers).is_some(),
+            };
+            if empty || unstated {
+                dropped.push(format!("{here} = {value}"));
+                return false;
+            }
+            true
+        });
+    }
+}
+
+/// Whether `items` are all the values (three or more) of the enum of `spec`'s items.
+fn every_choice(items: &[Value], spec: &Value) -> bool {
+    let Some(choices) = spec.get("items").and_then(|i| i.get("enum")).and_then(Value::as_array) else { return false };
+    choices.len() >= 3 && choices.iter().all(|c| items.contains(c))
+}
+
+/// Whether every figure of `value` but zeros (`2025`, `4`, `12` of `2025-04-12`; `8` of
+/// `08:00`) is a figure `text` writes, in any notation.
+fn figures_written(value: &str, text: &str) -> bool {
+    let written = figures(text);
+    figures(value).iter().all(|f| *f == 0 || written.contains(f))
+}
+
+/// The runs of digits of `text`, as numbers.
+fn figures(text: &str) -> Vec<u64> {
+    text.split(|c: char| !c.is_ascii_digit()).filter_map(|run| run.parse().ok()).collect()
+}
+
+/// The text of `messages` values may come from: what the system, the user and the tools
+/// wrote, and the assistant's answers (not its calls' arguments).
+pub fn stated_text(messages: &[Message]) -> String {
+    let mut text = String::new();
+    for message in messages {
+        let part = match message {
+            Message::System { content } | Message::User { content } => content,
+            Message::Assistant(ai) => &ai.content,
+            Message::Tool(result) => &result.content,
+        };
+        text.push_str(part);
+        text.push('\n');
+    }
+    text
 }
 
 /// The stretch of `question` that reads as `value` when brackets and spaces are ignored on
@@ -138,5 +264,80 @@ mod tests {
             assert!(changed.is_empty(), "{value} / {question}: {changed:?}");
             assert_eq!(calls[0].args["expression"], value);
         }
+    }
+
+    fn trains() -> Vec<ToolSpec> {
+        let tool = json!({"type": "function", "function": {"name": "trains.search", "parameters": {"type": "object", "properties": {
+            "from_station": {"type": "string"}, "to_station": {"type": "string"}, "date": {"type": "string"},
+            "earliest_departure": {"type": "string"}, "seat": {"type": "string", "enum": ["first", "second"]},
+            "amenities": {"type": "array", "items": {"type": "string", "enum": ["wifi", "quiet", "power"]}},
+            "return_date": {"type": "string"},
+            "passengers": {"type": "integer", "default": 1}, "max_price": {"type": "number"},
+            "refundable": {"type": "boolean"}, "tags": {"type": "array", "items": {"type": "string"}},
+            "coach": {"type": "object", "properties": {"number": {"type": "integer"}, "side": {"type": "string"}, "deck": {"type": "string"}}, "required": ["number"]}
+        }, "required": ["from_station", "to_station", "date"]}}});
+        ToolSpec::parse_all(&[tool]).unwrap()
+    }
+
+    fn search(args: serde_json::Value) -> ToolCall {
+        ToolCall { id: "call_001".into(), name: "trains.search".into(), args: args.as_object().unwrap().clone() }
+    }
+
+    #[test]
+    fn optional_arguments_nobody_stated_are_left_out() {
+        let question = "查 2025-02-14 从北京南到上海虹桥的高铁票，要一等座，两个人，票价 600 元以内。";
+        let mut calls = [search(json!({
+            "from_station": "北京南", "to_station": "上海虹桥", "date": "2025-02-14",
+            "earliest_departure": "08:00", "seat": "first", "amenities": ["wifi", "quiet"],
+            "passengers": 2, "max_price": 600, "refundable": false, "tags": []
+        }))];
+        let dropped = drop_unstated_optional(&mut calls, &trains(), &stated_text(&[Message::user(question)]));
+        assert_eq!(dropped, vec![r#"trains.search: earliest_departure = "08:00""#, "trains.search: tags = []"]);
+        let kept: Vec<&str> = calls[0].args.keys().map(String::as_str).collect();
+        // Enum values and booleans may be said in other words; numbers as words count.
+        assert_eq!(kept, ["from_station", "to_station", "date", "seat", "amenities", "passengers", "max_price", "refundable"]);
+
+        // Inside an object the same: its unstated optional keys go, the object stays; an
+        // object left empty goes.
+        let mut calls = [search(json!({"from_station": "A", "to_station": "B", "date": "2025-02-14", "coach": {"number": 7, "side": "window", "deck": "upper"}}))];
+        let dropped = drop_unstated_optional(&mut calls, &trains(), "From A to B on 2025-02-14, a window seat in coach 7.");
+        assert_eq!(dropped, vec![r#"trains.search: coach.deck = "upper""#]);
+        assert_eq!(calls[0].args["coach"], json!({"number": 7, "side": "window"}));
+        let mut calls = [search(json!({"from_station": "A", "to_station": "B", "date": "2025-02-14", "coach": {"side": "aisle"}}))];
+        let dropped = drop_unstated_optional(&mut calls, &trains(), "From A to B on 2025-02-14.");
+        assert_eq!(dropped, vec![r#"trains.search: coach.side = "aisle""#, "trains.search: coach = {}"]);
+        assert!(!calls[0].args.contains_key("coach"));
+
+        // The schema's whole list of choices, and a value written once but used twice.
+        let mut calls = [search(json!({"from_station": "A", "to_station": "B", "date": "2025-02-14", "return_date": "2025-02-14", "amenities": ["quiet", "wifi", "power"]}))];
+        let dropped = drop_unstated_optional(&mut calls, &trains(), "From A to B on 2025-02-14, a quiet coach.");
+        assert_eq!(dropped, vec![r#"trains.search: return_date = "2025-02-14""#, r#"trains.search: amenities = ["quiet","wifi","power"]"#]);
+        let mut calls = [search(json!({"from_station": "A", "to_station": "B", "date": "2025-02-14", "return_date": "2025-02-14"}))];
+        assert!(drop_unstated_optional(&mut calls, &trains(), "A to B on 2025-02-14, back on 2025-02-14.").is_empty());
+
+        // Invented values go: a number the request does not write, a string it does not.
+        let mut calls = [search(json!({"from_station": "A", "to_station": "B", "date": "2025-02-14", "max_price": 999, "tags": ["cheap"]}))];
+        let dropped = drop_unstated_optional(&mut calls, &trains(), "From A to B on 2025-02-14, leaving after 8:30.");
+        assert_eq!(dropped, vec!["trains.search: max_price = 999", r#"trains.search: tags = ["cheap"]"#]);
+    }
+
+    #[test]
+    fn required_and_stated_optional_arguments_stay() {
+        let text = stated_text(&[
+            Message::system("Default city: Chengdu."),
+            Message::user("Trains from A to B on 2025-02-14 after 8:30, for the default passengers, tagged Family."),
+        ]);
+        // Required values are never dropped, even made up; the parameter's default passes; a
+        // time keeps its figures in another notation; case and blanks do not matter.
+        let mut calls = [search(json!({
+            "from_station": "Nowhere", "to_station": "B", "date": "2025-03-01",
+            "earliest_departure": "08:30", "passengers": 1, "tags": ["family", "chengdu"]
+        }))];
+        let before = calls[0].clone();
+        assert!(drop_unstated_optional(&mut calls, &trains(), &text).is_empty());
+        assert_eq!(calls[0], before);
+        // A tool the schema does not have is left to the parser's checks.
+        let mut other = [ToolCall { id: "call_002".into(), name: "other".into(), args: json!({"x": ""}).as_object().unwrap().clone() }];
+        assert!(drop_unstated_optional(&mut other, &trains(), &text).is_empty());
     }
 }

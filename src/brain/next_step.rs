@@ -233,33 +233,39 @@ fn same_value(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// The first value of `call` found nowhere in the conversation: a string (not an enum's)
-/// not in `haystack`, or a number (not the parameter's default) that the text of
-/// `haystack` does not write, in digits or as a word.
+/// The first value of `call` found nowhere in the conversation ([`unwritten`]), with its
+/// parameter.
 fn invented(call: &ToolCall, schema: Option<&Value>, haystack: &str) -> Option<(String, String)> {
     let numbers = numbers_written(haystack);
-    for (param, value) in &call.args {
+    call.args.iter().find_map(|(param, value)| {
         let spec = schema.and_then(|s| s.get("properties")).and_then(|p| p.get(param));
-        if spec.is_some_and(|s| s.get("enum").is_some()) {
-            continue;
-        }
-        let default = spec.and_then(|s| s.get("default"));
-        let mut leaves = Vec::new();
-        collect_leaves(value, &mut leaves);
-        let missing = leaves.into_iter().find(|leaf| match leaf {
-            Value::String(s) => !found(s, haystack),
-            Value::Number(n) => {
-                let x = n.as_f64().unwrap_or(f64::NAN);
-                !default.is_some_and(|d| d.as_f64() == Some(x)) && !numbers.iter().any(|&y| close(x, y) || close(x * 100.0, y) || close(x, y * 100.0))
-            }
-            _ => false,
-        });
-        if let Some(missing) = missing {
-            let shown = missing.as_str().map_or_else(|| missing.to_string(), str::to_string);
-            return Some((param.clone(), shown));
-        }
+        unwritten(value, spec, haystack, &numbers).map(|shown| (param.clone(), shown))
+    })
+}
+
+/// The first leaf of `value` (a parameter's, `spec` its schema) that the conversation does
+/// not write: a string not in `haystack` (already [`normalized`]; a date or time may change
+/// notation), or a number that is not the parameter's default and not in `numbers` (those
+/// `haystack` writes, in digits or as words; a percentage may be a fraction). An enum's
+/// values (an array's of enum items too) are not looked for (the user may name them in
+/// another language).
+pub(crate) fn unwritten(value: &Value, spec: Option<&Value>, haystack: &str, numbers: &[f64]) -> Option<String> {
+    let enumerated = |s: &Value| s.get("enum").is_some();
+    if spec.is_some_and(|s| enumerated(s) || s.get("items").is_some_and(enumerated)) {
+        return None;
     }
-    None
+    let default = spec.and_then(|s| s.get("default"));
+    let mut leaves = Vec::new();
+    collect_leaves(value, &mut leaves);
+    let missing = leaves.into_iter().find(|leaf| match leaf {
+        Value::String(s) => !found(s, haystack),
+        Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(f64::NAN);
+            !default.is_some_and(|d| d.as_f64() == Some(x)) && !numbers.iter().any(|&y| close(x, y) || close(x * 100.0, y) || close(x, y * 100.0))
+        }
+        _ => false,
+    })?;
+    Some(missing.as_str().map_or_else(|| missing.to_string(), str::to_string))
 }
 
 fn collect_leaves<'a>(value: &'a Value, out: &mut Vec<&'a Value>) {
@@ -284,7 +290,7 @@ fn found(value: &str, haystack: &str) -> bool {
 
 
 /// Digits with date or time separators and nothing else (`2022-07-04`, `08:30`, `07/04/2022`).
-fn date_or_time(value: &str) -> bool {
+pub(crate) fn date_or_time(value: &str) -> bool {
     let value = value.trim();
     value.chars().any(|c| c.is_ascii_digit())
         && value.chars().any(|c| matches!(c, '-' | '/' | ':'))
