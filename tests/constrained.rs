@@ -128,11 +128,10 @@ fn report(label: &str, stats: &DecisionStats) -> f64 {
 fn assert_well_formed(label: &str, decision: &Decision, request: &DecisionRequest) {
     let raw = &decision.raw_output;
     assert!(decision.valid(), "{label}: invalid decision ({:?}) from raw output:\n{raw}", decision.report.error);
-    assert!(
-        decision.report.warnings.is_empty(),
-        "{label}: warnings {:?} for raw output:\n{raw}",
-        decision.report.warnings
-    );
+    // Arguments nobody stated, left out (`omit_unstated_optional`), are the profile's policy,
+    // not a repair of what the grammar let through.
+    let repairs: Vec<&String> = decision.report.warnings.iter().filter(|w| !w.starts_with("optional argument nobody stated")).collect();
+    assert!(repairs.is_empty(), "{label}: warnings {repairs:?} for raw output:\n{raw}");
     let parsed = parse::parse(raw, &request.tools, request.phase).unwrap();
     assert!(parsed.rejected.is_empty(), "{label}: refused calls {:?} in:\n{raw}", parsed.rejected);
     let envelope_style = request.phase != Phase::React || request.tool_calling == ToolCalling::PromptJson;

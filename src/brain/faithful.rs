@@ -69,21 +69,32 @@ impl Stated<'_> {
     fn keep_stated(&self, args: &mut Map<String, Value>, schema: &Value, path: &str, dropped: &mut Vec<String>) {
         let required: Vec<&str> = schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
         let properties = schema.get("properties");
-        // How many arguments of this object take each string value: a value written once
-        // that fills two parameters (the departure date as the return date too) is the
-        // optional one's copy.
-        let mut uses: Vec<(String, usize)> = Vec::new();
-        for value in args.values().filter_map(Value::as_str).map(normalized).filter(|v| v.chars().count() > 1) {
-            match uses.iter_mut().find(|(v, _)| *v == value) {
-                Some((_, n)) => *n += 1,
-                None => uses.push((value, 1)),
+        // A value written once that fills two parameters (the departure date as the return
+        // date too, the file to convert as the file to write) belongs to the first of them,
+        // required ones first: each value may fill as many as the conversation writes it
+        // (at least one), and the optional parameters past that hold copies.
+        let mut budget: Vec<(String, usize)> = Vec::new();
+        let haystack = &self.haystack;
+        let mut spend = |value: &str| {
+            let value = normalized(value);
+            if value.chars().count() < 2 {
+                return true;
+            }
+            let at = budget.iter().position(|(v, _)| *v == value).unwrap_or_else(|| {
+                let written = haystack.matches(value.as_str()).count().max(1);
+                budget.push((value, written));
+                budget.len() - 1
+            });
+            let left = &mut budget[at].1;
+            let some = *left > 0;
+            *left = left.saturating_sub(1);
+            some
+        };
+        for (param, value) in args.iter() {
+            if let (true, Some(text)) = (required.contains(&param.as_str()), value.as_str()) {
+                spend(text);
             }
         }
-        let copied = |value: &str| {
-            let value = normalized(value);
-            let used = uses.iter().find(|(v, _)| *v == value).map_or(0, |(_, n)| *n);
-            used > 1 && self.haystack.matches(value.as_str()).count() < used
-        };
         args.retain(|param, value| {
             let spec = properties.and_then(|p| p.get(param));
             let here = format!("{path}{}{param}", if path.contains(':') { "." } else { ": " });
@@ -102,7 +113,7 @@ impl Stated<'_> {
                 _ => false,
             };
             let unstated = match value {
-                Value::String(text) if copied(text) => true,
+                Value::String(text) if !spend(text) => true,
                 // A date or time passes `unwritten` in any notation; an optional one must
                 // have its figures in the conversation (`08:00` for a train nobody timed).
                 Value::String(text) if date_or_time(text) => !figures_written(text, self.text),
@@ -314,6 +325,15 @@ mod tests {
         assert_eq!(dropped, vec![r#"trains.search: return_date = "2025-02-14""#, r#"trains.search: amenities = ["quiet","wifi","power"]"#]);
         let mut calls = [search(json!({"from_station": "A", "to_station": "B", "date": "2025-02-14", "return_date": "2025-02-14"}))];
         assert!(drop_unstated_optional(&mut calls, &trains(), "A to B on 2025-02-14, back on 2025-02-14.").is_empty());
+
+        // The first parameter keeps the value: the file to convert, not the file to write.
+        let converter = ToolSpec::parse_all(&[json!({"name": "format_converter", "parameters": {"type": "object", "properties": {
+            "path": {"type": "string"}, "to": {"type": "string", "enum": ["json", "markdown"]}, "output_path": {"type": "string"}
+        }, "required": ["to"]}})]).unwrap();
+        let mut calls = [ToolCall { id: "call_001".into(), name: "format_converter".into(), args: json!({"path": "data/sample.csv", "to": "markdown", "output_path": "data/sample.csv"}).as_object().unwrap().clone() }];
+        let dropped = drop_unstated_optional(&mut calls, &converter, "把 data/sample.csv 转成 markdown 表格。");
+        assert_eq!(dropped, vec![r#"format_converter: output_path = "data/sample.csv""#]);
+        assert_eq!(calls[0].args["path"], "data/sample.csv");
 
         // Invented values go: a number the request does not write, a string it does not.
         let mut calls = [search(json!({"from_station": "A", "to_station": "B", "date": "2025-02-14", "max_price": 999, "tags": ["cheap"]}))];
