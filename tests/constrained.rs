@@ -429,3 +429,32 @@ fn optional_arguments_nobody_stated_are_left_out() {
         }
     }
 }
+
+/// A follow-up after a finished turn (dev case `multi_turn_104`): asked in the conversation
+/// the 0.5B answers with an air quality it makes up for Chengdu; with `fresh_follow_up` the
+/// question is asked afresh with the earlier turn written in, and calls, in both ways.
+#[test]
+fn a_follow_up_question_is_asked_afresh_and_calls() {
+    let _serial = serial();
+    let tool = |name: &str, description: &str| json!({"type": "function", "function": {"name": name, "description": description, "parameters": {"type": "object", "properties": {
+        "city": {"type": "string", "description": "City name."}
+    }, "required": ["city"]}}});
+    let tools = vec![tool("weather.air_quality", "Current air quality (AQI) of a city."), tool("weather.current", "Current weather of a city.")];
+    let call: ToolCall = serde_json::from_value(json!({"id": "call_001", "name": "weather.air_quality", "args": {"city": "北京"}})).unwrap();
+    let messages = vec![
+        Message::user("北京今天空气质量怎么样？"),
+        Message::Assistant(AiMessage::calls(vec![call.clone()])),
+        Message::Tool(ToolMessage::success(&call, json!({"city": "北京", "aqi": 156, "level": "中度污染"}))),
+        Message::Assistant(AiMessage::answer("北京当前 AQI 为 156，属于中度污染。")),
+        Message::user("那成都呢？"),
+    ];
+    let mut brain = CandleBrain::load(&Profile { fresh_follow_up: true, ..profile(MAX_NEW_TOKENS) }).unwrap();
+    for way in [ToolCalling::PromptJson, ToolCalling::Builtin] {
+        let ask = DecisionRequest { tools: tools.clone(), ..request(messages.clone(), Phase::React, way, Decoding::Constrained) };
+        let decision = decide(&mut brain, &ask);
+        assert!(decision.raw_output.starts_with("[follow-up asked afresh"), "{way:?}: {}", decision.raw_output);
+        let [call] = decision.ai.tool_calls.as_slice() else { panic!("{way:?}: one call expected: {}", decision.raw_output) };
+        assert_eq!((call.name.as_str(), &call.args["city"]), ("weather.air_quality", &json!("成都")), "{way:?}");
+        assert_eq!(decision.report.tool_calling, way);
+    }
+}

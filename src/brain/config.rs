@@ -97,6 +97,9 @@ pub struct Profile {
     /// An optional argument whose value the conversation never writes (or that states
     /// nothing: `""`, `[]`) is left out of a decision's calls (`brain::faithful`).
     pub omit_unstated_optional: bool,
+    /// A new question after a finished turn is asked as a fresh request with the earlier
+    /// turns written into it (`brain::follow_up`).
+    pub fresh_follow_up: bool,
     /// After tool results, an answer is written again from a prompt of the question and
     /// its results alone (`brain::synthesis`).
     pub answer_from_results: bool,
@@ -198,6 +201,7 @@ impl Default for Profile {
             builtin_no_call_bias: 0.0,
             omit_optional_bias: 0.0,
             omit_unstated_optional: false,
+            fresh_follow_up: false,
             answer_from_results: false,
             next_call_after_results: false,
             next_step_check: false,

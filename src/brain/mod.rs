@@ -13,6 +13,7 @@ pub mod context;
 mod decision;
 pub mod faithful;
 pub mod fetch;
+pub mod follow_up;
 pub mod format;
 pub mod generate;
 pub mod mock;

@@ -153,7 +153,7 @@ pub fn request(progress: &Progress) -> Message {
 }
 
 /// `value` as JSON on one line with a blank after each `,` and `:` (Python's `json.dumps`).
-fn spaced(value: &Value) -> String {
+pub(crate) fn spaced(value: &Value) -> String {
     match value {
         Value::Array(items) => format!("[{}]", items.iter().map(spaced).collect::<Vec<_>>().join(", ")),
         Value::Object(map) => {

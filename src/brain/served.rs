@@ -210,6 +210,11 @@ impl Brain for ServedBrain {
     }
 
     fn decide(&mut self, request: &DecisionRequest, on_token: TokenSink<'_>, cancel: &AtomicBool) -> Result<Decision, BrainError> {
+        if self.profile.fresh_follow_up {
+            if let Some(decided) = super::follow_up::ask(self, request, on_token, cancel)? {
+                return Ok(decided);
+            }
+        }
         let strategy = request.strategy.unwrap_or(self.profile.strategy);
         let ask = Ask { next_call: self.profile.next_call_after_results, ..Ask::new(request.phase, request.tool_calling, None) };
         let margin = constrain::Margin::default();
