@@ -40,9 +40,10 @@ pub fn restore_brackets(calls: &mut [ToolCall], question: &str) -> Vec<String> {
 
 /// Leaves out of `calls` each optional argument (not in its tool's `required`) that states
 /// nothing (`""`, `[]`, `{}`) or whose value `conversation` (the text of the user's, the
-/// tools' and the system's messages) does not write ([`unwritten`]: an enum's value and a
-/// boolean are kept, as the user may say them in other words; a date or time needs its
-/// figures written), that lists every choice of an enum, or that copies another argument's
+/// tools' and the system's messages) does not write ([`unwritten`]: a boolean is kept, and
+/// an enum's value unless an English conversation never names it, as users of other
+/// languages name choices in their own words; a date or time needs its figures written),
+/// that lists every choice of an enum, or that copies another argument's
 /// value the conversation writes only once. Inside an object argument the same holds for
 /// its keys. Returns one line per argument left out (`tool: param = value`).
 pub fn drop_unstated_optional(calls: &mut [ToolCall], tools: &[ToolSpec], conversation: &str) -> Vec<String> {
@@ -119,6 +120,7 @@ impl Stated<'_> {
                 Value::String(text) if date_or_time(text) => !figures_written(text, self.text),
                 // Every choice of an enum, listed: the schema's list, not the user's.
                 Value::Array(items) if spec.is_some_and(|s| every_choice(items, s)) => true,
+                Value::String(text) if self.unnamed_choice(text, spec) => true,
                 // An object's own keys were looked at above.
                 Value::Object(_) => false,
                 _ => unwritten(value, spec, &self.haystack, &self.numbers).is_some(),
@@ -129,6 +131,24 @@ impl Stated<'_> {
             }
             true
         });
+    }
+}
+
+impl Stated<'_> {
+    /// Whether `value` is a choice of `spec`'s enum, not its default, that an English
+    /// conversation (letters all ASCII) never names: `formality: "informal"`, `diet:
+    /// "vegetarian"` for a question that says neither. In any other language the user names
+    /// choices in their own words (`素食`), so they stay; so do codes of three letters or
+    /// fewer (`es` for "Spanish", `CNY` for yuan). Blanks, `_` and `-` aside (`very_active`).
+    fn unnamed_choice(&self, value: &str, spec: Option<&Value>) -> bool {
+        let Some(spec) = spec else { return false };
+        let is_choice = spec.get("enum").and_then(Value::as_array).is_some_and(|choices| choices.iter().any(|c| c.as_str() == Some(value)));
+        let plain = |s: &str| normalized(s).replace(['_', '-'], "");
+        is_choice
+            && spec.get("default").and_then(Value::as_str) != Some(value)
+            && value.chars().count() > 3
+            && self.text.chars().all(|c| c.is_ascii() || !c.is_alphabetic())
+            && !plain(self.text).contains(&plain(value))
     }
 }
 
@@ -285,6 +305,7 @@ mod tests {
             "return_date": {"type": "string"},
             "passengers": {"type": "integer", "default": 1}, "max_price": {"type": "number"},
             "refundable": {"type": "boolean"}, "tags": {"type": "array", "items": {"type": "string"}},
+            "language": {"type": "string", "enum": ["en", "es", "zh"]},
             "coach": {"type": "object", "properties": {"number": {"type": "integer"}, "side": {"type": "string"}, "deck": {"type": "string"}}, "required": ["number"]}
         }, "required": ["from_station", "to_station", "date"]}}});
         ToolSpec::parse_all(&[tool]).unwrap()
@@ -305,7 +326,7 @@ mod tests {
         let dropped = drop_unstated_optional(&mut calls, &trains(), &stated_text(&[Message::user(question)]));
         assert_eq!(dropped, vec![r#"trains.search: earliest_departure = "08:00""#, "trains.search: tags = []"]);
         let kept: Vec<&str> = calls[0].args.keys().map(String::as_str).collect();
-        // Enum values and booleans may be said in other words; numbers as words count.
+        // In Chinese, enum values and booleans may be said in other words; numbers as words count.
         assert_eq!(kept, ["from_station", "to_station", "date", "seat", "amenities", "passengers", "max_price", "refundable"]);
 
         // Inside an object the same: its unstated optional keys go, the object stays; an
@@ -339,6 +360,15 @@ mod tests {
         let mut calls = [search(json!({"from_station": "A", "to_station": "B", "date": "2025-02-14", "max_price": 999, "tags": ["cheap"]}))];
         let dropped = drop_unstated_optional(&mut calls, &trains(), "From A to B on 2025-02-14, leaving after 8:30.");
         assert_eq!(dropped, vec!["trains.search: max_price = 999", r#"trains.search: tags = ["cheap"]"#]);
+
+        // An enum's choice an English request never names goes; one it names stays (blanks
+        // and `_` aside), and so do codes, which users write as words ("in Spanish").
+        let mut calls = [search(json!({"from_station": "A", "to_station": "B", "date": "2025-02-14", "seat": "second", "language": "es"}))];
+        let dropped = drop_unstated_optional(&mut calls, &trains(), "From A to B on 2025-02-14, tickets in Spanish please.");
+        assert_eq!(dropped, vec![r#"trains.search: seat = "second""#]);
+        assert_eq!(calls[0].args["language"], "es");
+        let mut calls = [search(json!({"from_station": "A", "to_station": "B", "date": "2025-02-14", "seat": "second"}))];
+        assert!(drop_unstated_optional(&mut calls, &trains(), "From A to B on 2025-02-14 in SECOND class.").is_empty());
     }
 
     #[test]

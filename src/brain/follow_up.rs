@@ -15,8 +15,9 @@ use std::sync::atomic::AtomicBool;
 use serde_json::Value;
 
 use super::next_step::{self, spaced, Progress};
+use super::synthesis;
 use super::{Brain, BrainError, Decision, DecisionRequest, TokenSink};
-use crate::protocol::{AiMessage, Message, Phase, Stream, Strategy, ToolCall, ToolCalling};
+use crate::protocol::{AiMessage, Message, Phase, Stream, Strategy, ToolCalling};
 use crate::tools::spec::ToolSpec;
 
 /// The most characters of one earlier tool result written into the request.
@@ -36,20 +37,17 @@ pub fn request(messages: &[Message]) -> Option<Vec<Message>> {
     let Message::User { content: question } = &messages[latest] else { return None };
     let mut out = Vec::new();
     let mut text = String::from("Earlier in this conversation:\n");
-    let mut calls: Vec<&ToolCall> = Vec::new();
+    let mut results = synthesis::results_with_calls(&messages[..latest]).into_iter();
     for message in &messages[..latest] {
         match message {
             Message::System { .. } => out.push(message.clone()),
             Message::User { content } => text.push_str(&format!("- The user asked: {}\n", content.trim())),
-            Message::Assistant(ai) => {
-                calls.extend(ai.tool_calls.iter());
-                if !ai.content.trim().is_empty() {
-                    text.push_str(&format!("- You answered: {}\n", ai.content.trim()));
-                }
-            }
-            Message::Tool(result) => {
-                let args = calls.iter().rev().find(|c| c.id == result.tool_call_id).map(|c| spaced(&Value::Object(c.args.clone())));
-                let shown = serde_json::from_str::<Value>(&result.content).map_or_else(|_| result.content.clone(), |v| spaced(&v));
+            Message::Assistant(ai) if !ai.content.trim().is_empty() => text.push_str(&format!("- You answered: {}\n", ai.content.trim())),
+            Message::Assistant(_) => {}
+            Message::Tool(_) => {
+                let Some(result) = results.next() else { continue };
+                let args = result.call.map(|c| spaced(&Value::Object(c.args.clone())));
+                let shown = serde_json::from_str::<Value>(result.content).map_or_else(|_| result.content.to_string(), |v| spaced(&v));
                 let cut: String = shown.chars().take(MAX_RESULT_CHARS).collect();
                 let more = if cut.len() < shown.len() { " ..." } else { "" };
                 text.push_str(&format!("  - {}({}) returned {cut}{more}\n", result.name, args.unwrap_or_default()));
@@ -98,19 +96,10 @@ pub fn ask(brain: &mut dyn Brain, request: &DecisionRequest, on_token: TokenSink
 
 /// The calls made before the latest question, with their results.
 fn earlier_calls(messages: &[Message]) -> Progress {
-    let mut calls: Vec<&ToolCall> = Vec::new();
-    let mut done = Vec::new();
-    for message in messages {
-        match message {
-            Message::Assistant(ai) => calls.extend(ai.tool_calls.iter()),
-            Message::Tool(result) => {
-                if let Some(call) = calls.iter().rev().find(|c| c.id == result.tool_call_id) {
-                    done.push(((*call).clone(), result.content.clone()));
-                }
-            }
-            _ => {}
-        }
-    }
+    let done = synthesis::results_with_calls(messages)
+        .into_iter()
+        .filter_map(|result| Some((result.call?.clone(), result.content.to_string())))
+        .collect();
     Progress { question: String::new(), done }
 }
 
@@ -119,7 +108,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::protocol::ToolMessage;
+    use crate::protocol::{ToolCall, ToolMessage};
 
     fn air(city: &str) -> ToolCall {
         ToolCall { id: "call_001".into(), name: "weather.air_quality".into(), args: json!({"city": city}).as_object().unwrap().clone() }

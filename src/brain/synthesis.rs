@@ -37,13 +37,19 @@ pub struct Called<'a> {
 pub fn results_for_question(messages: &[Message]) -> Option<(&str, Vec<Called<'_>>)> {
     let asked = messages.iter().rposition(|m| matches!(m, Message::User { .. }))?;
     let Message::User { content: question } = &messages[asked] else { return None };
+    let results = results_with_calls(&messages[asked + 1..]);
+    (!results.is_empty()).then_some((question.as_str(), results))
+}
+
+/// Every tool result in `messages` (oldest first), each with the call it answers: ids start
+/// again at `call_001` on every turn, so the latest call of its id before it.
+pub fn results_with_calls(messages: &[Message]) -> Vec<Called<'_>> {
     let mut calls: Vec<&ToolCall> = Vec::new();
     let mut results = Vec::new();
-    for message in &messages[asked + 1..] {
+    for message in messages {
         match message {
             Message::Assistant(ai) => calls.extend(&ai.tool_calls),
             Message::Tool(result) => {
-                // Ids start again at call_001 on every turn: the latest call of the id.
                 let call = calls.iter().rev().find(|c| c.id == result.tool_call_id).copied();
                 let failed = result.status == ToolStatus::Error;
                 results.push(Called { name: result.name.as_str(), call, content: result.content.as_str(), failed });
@@ -51,7 +57,7 @@ pub fn results_for_question(messages: &[Message]) -> Option<(&str, Vec<Called<'_
             _ => {}
         }
     }
-    (!results.is_empty()).then_some((question.as_str(), results))
+    results
 }
 
 /// The chat messages of the answer prompt.
