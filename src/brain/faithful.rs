@@ -132,9 +132,7 @@ impl Stated<'_> {
             true
         });
     }
-}
 
-impl Stated<'_> {
     /// Whether `value` is a choice of `spec`'s enum, not its default, that an English
     /// conversation (letters all ASCII) never names: `formality: "informal"`, `diet:
     /// "vegetarian"` for a question that says neither. In any other language the user names
