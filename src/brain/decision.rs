@@ -59,7 +59,7 @@ pub(crate) fn decide(
                 ..DecisionReport::new(&profile.name, request.phase, request.tool_calling, Some(decoding))
             },
         };
-        let parsed = match parse::parse(&raw, &request.tools, request.phase) {
+        let mut parsed = match parse::parse(&raw, &request.tools, request.phase) {
             Ok(parsed) => parsed,
             Err(e) => {
                 // Unparseable structure: the text itself is the best answer we have.
@@ -71,14 +71,26 @@ pub(crate) fn decide(
         warnings.extend(parsed.repaired.iter().map(|r| format!("rewritten to the described format: {r}")));
         let both = !parsed.content.trim().is_empty() && !parsed.tool_calls.is_empty();
         let mut ai = AiMessage { content: parsed.content.clone(), tool_calls: parsed.tool_calls.clone() };
+        let stated = faithful::stated_text(&request.messages);
         if let Some(question) = super::last_question(&request.messages) {
             let restored = faithful::restore_brackets(&mut ai.tool_calls, question);
             warnings.extend(restored.iter().map(|r| format!("brackets restored from the request: {r}")));
+            let restored = faithful::restore_expression(&mut ai.tool_calls, question, &stated);
+            warnings.extend(restored.iter().map(|r| format!("an expression nobody wrote, the request's put back: {r}")));
         }
         if profile.omit_unstated_optional && !ai.tool_calls.is_empty() {
             let tools = crate::tools::spec::ToolSpec::parse_all(&request.tools).unwrap_or_default();
-            let left_out = faithful::drop_unstated_optional(&mut ai.tool_calls, &tools, &faithful::stated_text(&request.messages));
+            let left_out = faithful::drop_unstated_optional(&mut ai.tool_calls, &tools, &stated);
             warnings.extend(left_out.iter().map(|a| format!("optional argument nobody stated, left out: {a}")));
+        }
+        // A plan's steps run the calls as mended above.
+        if let Some(plan) = parsed.plan.as_mut() {
+            let steps = plan.plan.iter_mut().filter_map(|step| step.tool_call.as_mut());
+            for (planned, mended) in steps.zip(&ai.tool_calls) {
+                if planned.id == mended.id {
+                    *planned = mended.clone();
+                }
+            }
         }
         if both && !parsed.format.is_envelope() {
             // Narration around native calls ("I'll read it. <tool_call>...") is how
@@ -267,6 +279,22 @@ mod tests {
 
     fn call(name: &str) -> ToolCall {
         ToolCall { id: String::new(), name: name.into(), args: json!({"path": "a.md"}).as_object().unwrap().clone() }
+    }
+
+    #[test]
+    fn a_plan_runs_its_calls_as_mended_from_the_request() {
+        // The served 0.5B's plan for this question computed the plan prompt's own `2+2`.
+        let tools: Vec<serde_json::Value> = serde_json::from_str(include_str!("../../data/messages/tools_schema_basic.json")).unwrap();
+        let question = "读取 docs/agent_intro.txt 并计算 12*12";
+        let request = DecisionRequest { messages: vec![crate::protocol::Message::user(question)], tools, phase: Phase::Plan, ..request(ToolCalling::PromptJson) };
+        let raw = r#"{"reasoning": "read, then compute", "plan": [{"step": 1, "description": "Read the file", "tool_call": {"name": "file_reader", "args": {"path": "docs/agent_intro.txt"}}}, {"step": 2, "description": "Compute the expression", "tool_call": {"name": "calculator", "args": {"expression": "2+2"}}}]}"#;
+        let attempt = |_| Ok(Attempt { raw: raw.into(), prompt: "p".into(), decoding: Decoding::Constrained, stats: DecisionStats::default(), warnings: Vec::new() });
+        let decided = decide(&Profile::default(), &request, &Margin::default(), Vec::new(), attempt).unwrap();
+        let plan = decided.plan.expect("a plan");
+        assert_eq!(plan.plan[1].tool_call.as_ref().map(|c| &c.args["expression"]), Some(&json!("12*12")));
+        assert_eq!(plan.plan[0].tool_call.as_ref().map(|c| &c.args["path"]), Some(&json!("docs/agent_intro.txt")));
+        assert_eq!(decided.ai.tool_calls[1].args["expression"], "12*12");
+        assert!(decided.report.warnings.iter().any(|w| w.contains(r#""2+2" -> "12*12""#)), "{:?}", decided.report.warnings);
     }
 
     #[test]

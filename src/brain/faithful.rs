@@ -38,6 +38,49 @@ pub fn restore_brackets(calls: &mut [ToolCall], question: &str) -> Vec<String> {
     changed
 }
 
+/// Puts the request's own expression in place of one nobody wrote: a small model copies the
+/// prompt's example (`2+2`) as the calculation of "read docs/agent_intro.txt and compute
+/// 12*12", as its plan step and as its call. A string argument that is arithmetic alone
+/// (figures, operators, brackets) and none of whose figures `conversation` writes is replaced
+/// by the expression `question` writes, when it writes exactly one. Returns one line per value
+/// changed (`tool: param: old -> new`).
+pub fn restore_expression(calls: &mut [ToolCall], question: &str, conversation: &str) -> Vec<String> {
+    let mut changed = Vec::new();
+    let Ok([wanted]) = <[String; 1]>::try_from(expressions_in(question)) else { return changed };
+    let written = figures(conversation);
+    for call in calls.iter_mut() {
+        for (param, value) in call.args.iter_mut() {
+            let Some(text) = value.as_str() else { continue };
+            if expressions_in(text) != [text.trim()] || figures(text).iter().any(|f| written.contains(f)) {
+                continue;
+            }
+            changed.push(format!("{}: {param}: {text:?} -> {wanted:?}", call.name));
+            *value = Value::String(wanted.clone());
+        }
+    }
+    changed
+}
+
+/// The arithmetic `text` writes: stretches of figures, operators and brackets with two
+/// numbers or more joined by an operator (`12*12`, `(17 + 25) * 3 - 4`), dates aside.
+fn expressions_in(text: &str) -> Vec<String> {
+    let arithmetic = |c: char| c.is_ascii_digit() || c == ' ' || ".+-*/^%×÷".contains(c) || BRACKETS.contains(&c);
+    let mut out = Vec::new();
+    for run in text.split(|c: char| !arithmetic(c)) {
+        // A leading minus is a sign; a trailing `%` a percentage: both stay.
+        let run = run.trim_start_matches(|c: char| c == ' ' || ".+*/^×÷".contains(c));
+        let run = run.trim_end_matches(|c: char| c == ' ' || ".+-*/^×÷".contains(c));
+        let numbers = run.split(|c: char| !c.is_ascii_digit() && c != '.').filter(|n| n.chars().any(|c| c.is_ascii_digit())).count();
+        let operator = run.trim_start_matches(['-', ' ']).contains(['+', '-', '*', '/', '^', '×', '÷']);
+        // 2025-03-01, 08/16/2022: a date, not a subtraction.
+        let date = !run.contains(' ') && (run.matches('-').count() == 2 || run.matches('/').count() == 2);
+        if numbers >= 2 && operator && !date && balanced(run) {
+            out.push(run.to_string());
+        }
+    }
+    out
+}
+
 /// Leaves out of `calls` each optional argument (not in its tool's `required`) that states
 /// nothing (`""`, `[]`, `{}`) or whose value `conversation` (the text of the user's, the
 /// tools' and the system's messages) does not write ([`unwritten`]: a boolean is kept, and
@@ -293,6 +336,47 @@ mod tests {
             assert!(changed.is_empty(), "{value} / {question}: {changed:?}");
             assert_eq!(calls[0].args["expression"], value);
         }
+    }
+
+    #[test]
+    fn an_expression_nobody_wrote_gives_way_to_the_one_the_question_writes() {
+        let question = "读取 docs/agent_intro.txt 并计算 12*12";
+        let mut calls = [call(json!({"expression": "2+2"}))];
+        let changed = restore_expression(&mut calls, question, question);
+        assert_eq!(calls[0].args["expression"], "12*12");
+        assert_eq!(changed, vec![r#"calculator: expression: "2+2" -> "12*12""#]);
+
+        let question = "What is (17 + 25) * 3 - 4?";
+        let mut calls = [call(json!({"expression": "2.5 * 6 + 8"}))];
+        restore_expression(&mut calls, question, question);
+        assert_eq!(calls[0].args["expression"], "(17 + 25) * 3 - 4");
+    }
+
+    #[test]
+    fn expressions_with_stated_figures_words_and_unclear_questions_are_left_alone() {
+        for (value, question, conversation) in [
+            // The value uses a figure the conversation writes (from the question or a tool).
+            ("0.15 * 240", "What is 15% of 240 + 10?", ""),
+            ("7 * 24 - 3 * 24", "7 boxes of 24, less 3 boxes: 7*24 - 3*24?", ""),
+            ("1200 * 0.2", "Take 20% of the total: 5 + 5", "total: 1200"),
+            // Not arithmetic alone.
+            ("2x^2", "Differentiate 3x^2 + 1 at 2 + 2", ""),
+            ("docs/a.txt", "read docs/a.txt and compute 12*12", ""),
+            ("42", "compute 12*12", ""),
+            // No expression, or two, in the question.
+            ("2+2", "How many days are in 2025?", ""),
+            ("2+2", "compute 12*12 and 13*13", ""),
+            ("2+2", "Book it for 2025-03-01", ""),
+            ("2+2", "Book it for 08/16/2022", ""),
+        ] {
+            let conversation = format!("{question}\n{conversation}");
+            let mut calls = [call(json!({"expression": value}))];
+            let changed = restore_expression(&mut calls, question, &conversation);
+            assert!(changed.is_empty(), "{value} / {question}: {changed:?}");
+            assert_eq!(calls[0].args["expression"], value);
+        }
+        assert_eq!(expressions_in("计算 -5 + 3，再算 (125 - 35) / 6 + 2^3。"), ["-5 + 3", "(125 - 35) / 6 + 2^3"]);
+        assert_eq!(expressions_in("15% of 240 is 36. Then 3 apples and 5 pears."), Vec::<String>::new());
     }
 
     fn trains() -> Vec<ToolSpec> {
