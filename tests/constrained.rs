@@ -378,6 +378,10 @@ fn drafted_tokens_leave_every_decision_as_it_was() {
     let mut stepped = CandleBrain::load(&Profile { draft_tokens: 0, ..profile(MAX_NEW_TOKENS) }).unwrap();
     let mut drafted = CandleBrain::load(&profile(MAX_NEW_TOKENS)).unwrap();
     assert!(drafted.profile().draft_tokens > 0);
+    // The brains share the loaded model and its cache: without this, what an earlier test
+    // left in it (in whatever order the tests ran) decides how much of the first prompt is
+    // prefilled, and with it the last bits of the logits.
+    ModelHandle::load(&profile(MAX_NEW_TOKENS)).unwrap().reset().unwrap();
     for way in [ToolCalling::PromptJson, ToolCalling::Builtin] {
         for (label, messages) in [("several", ask(SEVERAL)), ("after results", after_results())] {
             let request = request(messages, Phase::React, way, Decoding::Constrained);
