@@ -39,10 +39,14 @@ const NUMBER_WORDS: [(&str, f64); 21] = [
 
 /// The numbers `text` (already [`normalized`]) writes: runs of digits (thousands commas
 /// dropped) and number words. A run with `-`, `/` or `:` inside is a date, a time or a code,
-/// not numbers (`2025-05-20` does not write 20).
+/// not numbers (`2025-05-20` does not write 20). A comma may also part a list (`3, 9, 1`,
+/// which [`normalized`] makes `3,9,1`), so the numbers on either side count too.
 pub fn numbers_written(text: &str) -> Vec<f64> {
     let mut out: Vec<f64> = NUMBER_WORDS.iter().filter(|(w, _)| text.contains(w)).map(|&(_, n)| n).collect();
     out.extend(digits_written(text));
+    if text.contains(',') {
+        out.extend(digits_written(&text.replace(',', " ")));
+    }
     out
 }
 
@@ -80,5 +84,15 @@ mod tests {
         assert_eq!(elide_middle("short", 10), "short");
         assert_eq!(elide_middle("abcdefghij", 5), "ab…ij");
         assert_eq!(elide_middle(&"路".repeat(300), 200).chars().count(), 200);
+    }
+
+    #[test]
+    fn numbers_of_lists_thousands_and_words() {
+        let written = numbers_written(&normalized("What's the median of 3, 9, 1, 7, 5? Pay $1,849.00 for two."));
+        for n in [3.0, 9.0, 1.0, 7.0, 5.0, 1849.0, 2.0] {
+            assert!(written.contains(&n), "{n} in {written:?}");
+        }
+        let dates = numbers_written(&normalized("on 2025-05-20 at 08:30"));
+        assert!(!dates.contains(&20.0) && !dates.contains(&30.0), "{dates:?}");
     }
 }

@@ -147,6 +147,9 @@ impl Brain for CandleBrain {
             let stats = DecisionStats { grammar_ms, ..generation.stats };
             Ok(decision::Attempt { raw: generation.text, prompt: prompt_text, decoding, stats, warnings })
         })?;
+        if decided.valid() && self.profile.drop_made_up_calls && request.phase != crate::protocol::Phase::Plan {
+            super::made_up::drop(self, &mut decided, request, &messages, on_token, cancel)?;
+        }
         if decided.valid() {
             if self.profile.next_step_check && !asked_first && request.phase == crate::protocol::Phase::React && decided.ai.tool_calls.is_empty() {
                 next_step::check(self, &mut decided, request, &messages, on_token, cancel)?;

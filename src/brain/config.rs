@@ -97,6 +97,10 @@ pub struct Profile {
     /// An optional argument whose value the conversation never writes (or that states
     /// nothing: `""`, `[]`) is left out of a decision's calls (`brain::faithful`).
     pub omit_unstated_optional: bool,
+    /// A call that fills a required argument with a number (or a run of five figures) the
+    /// conversation never writes is dropped; with no call left and no results to answer
+    /// from, the question is asked again without tools (`brain::made_up`).
+    pub drop_made_up_calls: bool,
     /// A new question after a finished turn is asked as a fresh request with the earlier
     /// turns written into it (`brain::follow_up`).
     pub fresh_follow_up: bool,
@@ -201,6 +205,7 @@ impl Default for Profile {
             builtin_no_call_bias: 0.0,
             omit_optional_bias: 0.0,
             omit_unstated_optional: false,
+            drop_made_up_calls: false,
             fresh_follow_up: false,
             answer_from_results: false,
             next_call_after_results: false,

@@ -16,6 +16,7 @@ pub mod fetch;
 pub mod follow_up;
 pub mod format;
 pub mod generate;
+pub mod made_up;
 pub mod mock;
 pub mod model;
 pub mod parse;

@@ -259,16 +259,22 @@ pub(crate) fn unwritten(value: &Value, spec: Option<&Value>, haystack: &str, num
     collect_leaves(value, &mut leaves);
     let missing = leaves.into_iter().find(|leaf| match leaf {
         Value::String(s) => !found(s, haystack),
-        Value::Number(n) => {
-            let x = n.as_f64().unwrap_or(f64::NAN);
-            !default.is_some_and(|d| d.as_f64() == Some(x)) && !numbers.iter().any(|&y| close(x, y) || close(x * 100.0, y) || close(x, y * 100.0))
-        }
+        Value::Number(n) => !number_stated(n.as_f64().unwrap_or(f64::NAN), default, numbers),
         _ => false,
     })?;
     Some(missing.as_str().map_or_else(|| missing.to_string(), str::to_string))
 }
 
-fn collect_leaves<'a>(value: &'a Value, out: &mut Vec<&'a Value>) {
+/// Whether the number `x` is the parameter's `default` or one of `numbers` (those a
+/// conversation writes): its size (a sign before the figures is not in `numbers`: `-40°F`),
+/// or a fraction written as a percentage and back.
+pub(crate) fn number_stated(x: f64, default: Option<&Value>, numbers: &[f64]) -> bool {
+    let size = x.abs();
+    default.is_some_and(|d| d.as_f64() == Some(x)) || numbers.iter().any(|&y| close(size, y) || close(size * 100.0, y) || close(size, y * 100.0))
+}
+
+/// The strings, numbers, booleans and nulls inside `value`, arrays and objects opened.
+pub(crate) fn collect_leaves<'a>(value: &'a Value, out: &mut Vec<&'a Value>) {
     match value {
         Value::Array(items) => items.iter().for_each(|v| collect_leaves(v, out)),
         Value::Object(map) => map.values().for_each(|v| collect_leaves(v, out)),

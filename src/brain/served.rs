@@ -243,6 +243,9 @@ impl Brain for ServedBrain {
             }
             Ok(Attempt { raw: outcome.completion.raw_text(), prompt, decoding, stats: stats_of(&outcome), warnings })
         })?;
+        if decided.valid() && self.profile.drop_made_up_calls && request.phase != crate::protocol::Phase::Plan {
+            super::made_up::drop(self, &mut decided, request, &request.messages, on_token, cancel)?;
+        }
         if decided.valid() {
             if self.profile.next_step_check && !asked_first && request.phase == Phase::React && decided.ai.tool_calls.is_empty() {
                 next_step::check(self, &mut decided, request, &request.messages, on_token, cancel)?;

@@ -9,6 +9,7 @@
 
 use serde_json::{json, Value};
 
+use super::next_step::collect_leaves;
 use super::{decision, BrainError, Decision, TokenSink};
 use crate::protocol::{DecisionStats, Message, Stream, ToolCall, ToolStatus};
 use crate::text::{digits_written, normalized};
@@ -218,14 +219,6 @@ const ROUNDING: f64 = 0.006;
 
 fn close(a: f64, b: f64, relative: f64) -> bool {
     (a - b).abs() <= relative * a.abs().max(b.abs()).max(1e-9)
-}
-
-fn collect_leaves<'a>(value: &'a Value, out: &mut Vec<&'a Value>) {
-    match value {
-        Value::Array(items) => items.iter().for_each(|v| collect_leaves(v, out)),
-        Value::Object(map) => map.values().for_each(|v| collect_leaves(v, out)),
-        leaf => out.push(leaf),
-    }
 }
 
 /// What of a long text an answer may quote: its words of six or more letters (shorter

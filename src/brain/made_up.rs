@@ -1,0 +1,168 @@
+//! Calls made up to fit a request no offered tool does, dropped.
+//!
+//! Asked for something none of its tools does (order a pizza, call one's mom, show last
+//! week's blood pressure), a small model calls the tool nearest to it anyway and fills its
+//! required arguments with values of its own: on the dev split, 19 of the 37 wrong
+//! decisions on irrelevance questions (both ways) filled a required number or a phone
+//! number the conversation never wrote. So (profile field `drop_made_up_calls`) such
+//! calls are dropped ([`made_up_calls`]); when none is left, the results the question
+//! already has are answered from, and with none, the question is asked again with no
+//! tools, and that answer is the decision.
+
+use std::sync::atomic::AtomicBool;
+
+use serde_json::Value;
+
+use super::next_step::{collect_leaves, number_stated};
+use super::{decision, faithful, synthesis, Brain, BrainError, Decision, DecisionRequest, DecisionStatus, TokenSink};
+use crate::protocol::{AiMessage, Message, Stream, ToolCall};
+use crate::text::{digits_written, normalized, numbers_written};
+use crate::tools::spec::ToolSpec;
+
+/// Where the raw text goes on with the question answered without tools.
+pub(crate) const NO_TOOLS_MARK: &str = "\n\n[calls with values nobody wrote dropped: the question asked again without tools]\n";
+
+/// Drops `decided`'s made-up calls ([`made_up_calls`]); when that leaves neither a call nor
+/// results to answer from (`answer_from_results` on and results for the question), asks
+/// `request` again on `brain` with no tools, and its answer is the decision.
+pub fn drop(
+    brain: &mut dyn Brain,
+    decided: &mut Decision,
+    request: &DecisionRequest,
+    messages: &[Message],
+    on_token: TokenSink<'_>,
+    cancel: &AtomicBool,
+) -> Result<(), BrainError> {
+    // The tools were checked when the decision was made.
+    let tools = ToolSpec::parse_all(&request.tools).unwrap_or_default();
+    let made_up = made_up_calls(&decided.ai.tool_calls, &tools, &faithful::stated_text(messages));
+    if made_up.is_empty() {
+        return Ok(());
+    }
+    let mut index = 0;
+    decided.ai.tool_calls.retain(|_| {
+        index += 1;
+        !made_up.iter().any(|(i, _)| *i == index - 1)
+    });
+    decided.report.warnings.extend(made_up.iter().map(|(_, line)| format!("a call with a value nobody wrote, dropped: {line}")));
+    let answers_from_results = brain.profile().answer_from_results && synthesis::results_for_question(messages).is_some();
+    if !decided.ai.tool_calls.is_empty() || answers_from_results {
+        return Ok(());
+    }
+    on_token(Stream::Text(NO_TOOLS_MARK));
+    let without_tools = DecisionRequest { messages: messages.to_vec(), tools: Vec::new(), ..request.clone() };
+    let answered = brain.decide(&without_tools, on_token, cancel)?;
+    decision::add_generation(&mut decided.report.stats, &answered.report.stats);
+    decided.raw_output.push_str(NO_TOOLS_MARK);
+    decided.raw_output.push_str(&answered.raw_output);
+    decided.report.warnings.extend(answered.report.warnings.iter().cloned());
+    decided.ai = AiMessage::answer(answered.ai.content.trim());
+    if decided.ai.content.is_empty() {
+        decided.report.status = DecisionStatus::Invalid;
+        decided.report.error = Some(answered.report.error.clone().unwrap_or_else(|| "asked without tools, the model gave no answer".into()));
+    }
+    Ok(())
+}
+
+/// The calls of `calls` (their places, with `tool: param = value`) that fill a required
+/// argument with a value the conversation (`conversation`: [`faithful::stated_text`]) never writes and
+/// that cannot be read from its words: a number (`party_size: 4` to order a pizza, `amount:
+/// 1000` to look up a credit card's limit, `amount_ml: 100` to show blood pressure readings)
+/// or a string with a run of five figures or more (`phone_number: "+1234567890"` to call
+/// one's mom). A small model asked for something no offered tool does fills a tool that is
+/// near it with such values. Enum choices, booleans and other strings are not judged (a
+/// name may be translated, `Apple` may be `AAPL`); a number's sign and a percentage's
+/// fraction are read as written ([`number_stated`]), so is a parameter's default.
+pub fn made_up_calls(calls: &[ToolCall], tools: &[ToolSpec], conversation: &str) -> Vec<(usize, String)> {
+    let haystack = normalized(conversation);
+    // Any figures count, parted by any mark (`2x^2 - 3x - 5` writes 3, though `2-3` would
+    // read as a date): a number taken for written only keeps a call.
+    let mut numbers = numbers_written(&haystack);
+    numbers.extend(digits_written(&haystack.replace([',', '-', '/', ':'], " ")));
+    let figures_only: String = haystack.chars().filter(|c| !matches!(c, '-' | '+' | '(' | ')' | '.' | '/')).collect();
+    let mut out = Vec::new();
+    for (index, call) in calls.iter().enumerate() {
+        let Some(tool) = tools.iter().find(|t| t.name == call.name) else { continue };
+        let properties = tool.parameters().get("properties");
+        let made_up = tool.required().iter().find_map(|param| {
+            let value = call.args.get(param)?;
+            let spec = properties.and_then(|p| p.get(param));
+            if spec.is_some_and(|s| s.get("enum").is_some() || s.get("items").is_some_and(|i| i.get("enum").is_some())) {
+                return None;
+            }
+            let default = spec.and_then(|s| s.get("default"));
+            let mut leaves = Vec::new();
+            collect_leaves(value, &mut leaves);
+            let unstated = leaves.iter().any(|leaf| match leaf {
+                Value::Number(n) => !number_stated(n.as_f64().unwrap_or(f64::NAN), default, &numbers),
+                Value::String(text) => long_figures(text).any(|run| !figures_only.contains(run)),
+                _ => false,
+            });
+            unstated.then(|| format!("{}: {param} = {value}", call.name))
+        });
+        if let Some(line) = made_up {
+            out.push((index, line));
+        }
+    }
+    out
+}
+
+/// The runs of five figures or more in `text`.
+fn long_figures(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !c.is_ascii_digit()).filter(|run| run.len() >= 5)
+}
+
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn tools() -> Vec<ToolSpec> {
+        let tool = |name: &str, properties: Value, required: Value| {
+            json!({"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": properties, "required": required}}})
+        };
+        let tools = [
+            tool("restaurants.book", json!({"name": {"type": "string"}, "party_size": {"type": "integer"}, "date": {"type": "string"}}), json!(["name", "party_size"])),
+            tool("sms.send", json!({"phone_number": {"type": "string"}, "message": {"type": "string"}}), json!(["phone_number", "message"])),
+            tool("stats.median", json!({"numbers": {"type": "array", "items": {"type": "number"}}}), json!(["numbers"])),
+            tool("unit.convert", json!({"value": {"type": "number"}, "to": {"type": "string", "enum": ["C", "F"]}, "digits": {"type": "integer", "default": 2}}), json!(["value", "to", "digits"])),
+            tool("weather.forecast", json!({"city": {"type": "string"}, "days": {"type": "integer"}}), json!(["city"])),
+        ];
+        tools.iter().enumerate().map(|(i, t)| ToolSpec::parse(t, i).unwrap()).collect()
+    }
+
+    fn call(name: &str, args: Value) -> ToolCall {
+        ToolCall { id: String::new(), name: name.into(), args: args.as_object().unwrap().clone() }
+    }
+
+    #[test]
+    fn required_numbers_and_long_figures_nobody_wrote_make_a_call_made_up() {
+        let calls = [
+            call("restaurants.book", json!({"name": "Pizza Hut", "party_size": 4})),
+            call("sms.send", json!({"phone_number": "+1234567890", "message": "Hi mom"})),
+        ];
+        let found = made_up_calls(&calls, &tools(), "Order a large pepperoni pizza. Then call my mom.");
+        assert_eq!(found, [(0, "restaurants.book: party_size = 4".to_string()), (1, r#"sms.send: phone_number = "+1234567890""#.to_string())]);
+    }
+
+    #[test]
+    fn values_the_conversation_writes_in_any_notation_are_not_made_up() {
+        for (name, args, conversation) in [
+            ("restaurants.book", json!({"name": "Luigi's", "party_size": 4}), "Book Luigi's for four."),
+            ("restaurants.book", json!({"name": "Luigi's", "party_size": 4}), "订 Luigi's，四个人"),
+            ("sms.send", json!({"phone_number": "+86 138-0013-8000", "message": "Hi"}), "Text 13800138000: hi"),
+            ("stats.median", json!({"numbers": [3, 9, 1, 7, 5]}), "What's the median of 3, 9, 1, 7, 5?"),
+            ("unit.convert", json!({"value": -40, "to": "C", "digits": 2}), "Convert -40°F to Celsius."),
+            ("unit.convert", json!({"value": 0.15, "to": "F", "digits": 2}), "15% of it"),
+            ("stats.median", json!({"numbers": [2, -3, -5]}), "Solve 2x^2 - 3x - 5 = 0."),
+            // A tool's result writes the number; optional ones are not judged.
+            ("restaurants.book", json!({"name": "A", "party_size": 6}), "Book the usual.\n{\"party_size\": 6}"),
+            ("weather.forecast", json!({"city": "Paris", "days": 14}), "Weather in Paris"),
+        ] {
+            let found = made_up_calls(&[call(name, args.clone())], &tools(), conversation);
+            assert!(found.is_empty(), "{args} / {conversation}: {found:?}");
+        }
+    }
+}
