@@ -2,9 +2,9 @@
 //!
 //! Asked for something none of its tools does (order a pizza, call one's mom, show last
 //! week's blood pressure), a small model calls the tool nearest to it anyway and fills its
-//! required arguments with values of its own: on the dev split, 19 of the 37 wrong
+//! required arguments with values of its own: on the dev split, 11 of the 37 wrong
 //! decisions on irrelevance questions (both ways) filled a required number or a phone
-//! number the conversation never wrote. So (profile field `drop_made_up_calls`) such
+//! number the conversation never wrote, and no right decision did. So (profile field `drop_made_up_calls`) such
 //! calls are dropped ([`made_up_calls`]); when none is left, the results the question
 //! already has are answered from, and with none, the question is asked again with no
 //! tools, and that answer is the decision.
