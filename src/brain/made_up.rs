@@ -4,10 +4,10 @@
 //! week's blood pressure), a small model calls the tool nearest to it anyway and fills its
 //! required arguments with values of its own: on the dev split, 11 of the 37 wrong
 //! decisions on irrelevance questions (both ways) filled a required number or a phone
-//! number the conversation never wrote, and no right decision did. So (profile field `drop_made_up_calls`) such
-//! calls are dropped ([`made_up_calls`]); when none is left, the results the question
-//! already has are answered from, and with none, the question is asked again with no
-//! tools, and that answer is the decision.
+//! number the conversation never wrote, and no right decision did. So (profile field
+//! `drop_made_up_calls`) such calls are dropped ([`made_up_calls`]); when none is left, the
+//! results the question already has are answered from, and with none, the question is
+//! asked again with no tools, and that answer is the decision.
 
 use std::sync::atomic::AtomicBool;
 
@@ -39,11 +39,10 @@ pub fn drop(
     if made_up.is_empty() {
         return Ok(());
     }
-    let mut index = 0;
-    decided.ai.tool_calls.retain(|_| {
-        index += 1;
-        !made_up.iter().any(|(i, _)| *i == index - 1)
-    });
+    // Places in ascending order: removed from the last, the others stay where they are.
+    for (index, _) in made_up.iter().rev() {
+        decided.ai.tool_calls.remove(*index);
+    }
     decided.report.warnings.extend(made_up.iter().map(|(_, line)| format!("a call with a value nobody wrote, dropped: {line}")));
     let answers_from_results = brain.profile().answer_from_results && synthesis::results_for_question(messages).is_some();
     if !decided.ai.tool_calls.is_empty() || answers_from_results {
