@@ -1,6 +1,7 @@
 //! `format_converter(to, path? | content?, from?, output_path?, overwrite=false)`: converts
-//! tabular data (CSV rows, or a JSON/YAML list of flat objects) between csv, json, yaml
-//! and a markdown pipe table. The result is returned inline or written atomically to a
+//! data between csv, json, yaml and a markdown pipe table. JSON and YAML output keep the
+//! input's shape (a config's mapping stays a mapping); csv and markdown need rows (a list
+//! of objects, or one object as one row). The result is returned inline or written atomically to a
 //! file inside the workspace, never replacing an existing file unless asked.
 //!
 //! Numbers come out as they went in: serde_json here holds no integer past 64 bits and
@@ -126,17 +127,17 @@ fn call(args: &Args, workspace: &Workspace) -> Result<Value, SkillError> {
 
     let mut pacer = Pacer::new(workspace);
     // Numbers kept as text because a 64-bit number or an f64 would change them.
-    let (table, kept) = match from {
-        Format::Csv => (parse_csv(&text, &mut pacer)?, Vec::new()),
+    let (value, kept, kind) = match from {
+        Format::Csv => (rows_value(&parse_csv(&text, &mut pacer)?), Vec::new(), "CSV"),
         Format::Json => {
             let (text, kept) = quote_inexact_json_numbers(&text, &mut pacer)?;
             let value = serde_json::from_str(&text)
                 .map_err(|err| SkillError::new(format!("input is not valid JSON: {err}")))?;
-            (table_of(value, "JSON", &mut pacer)?, kept)
+            (value, kept, "JSON")
         }
         Format::Yaml => {
             let (value, kept) = read_yaml(&text, workspace)?;
-            (table_of(value, "YAML", &mut pacer)?, kept)
+            (value, kept, "YAML")
         }
         Format::Markdown => {
             return Err(SkillError::new(
@@ -144,14 +145,26 @@ fn call(args: &Args, workspace: &Workspace) -> Result<Value, SkillError> {
             ))
         }
     };
-    let converted = render(&table, to, &mut pacer)?;
+    // JSON and YAML keep the input's shape (a config's mapping stays a mapping); csv and a
+    // markdown table need rows, and a single object is one row.
+    let table = match to {
+        Format::Csv | Format::Markdown => Some(table_of(value.clone(), kind, &mut pacer)?),
+        Format::Json | Format::Yaml => table_of(value.clone(), kind, &mut pacer).ok(),
+    };
+    let converted = match (&table, to) {
+        (Some(table), Format::Csv) => render_csv(table, &mut pacer)?,
+        (Some(table), Format::Markdown) => render_markdown(table, &mut pacer)?,
+        _ => render_value(&value, to)?,
+    };
     let note = kept_note(&kept);
 
     let mut map = Map::new();
     map.insert("from".into(), json!(from.as_str()));
     map.insert("to".into(), json!(to.as_str()));
-    map.insert("rows".into(), json!(table.rows.len()));
-    map.insert("columns".into(), json!(table.columns));
+    if let Some(table) = &table {
+        map.insert("rows".into(), json!(table.rows.len()));
+        map.insert("columns".into(), json!(table.columns));
+    }
     if let Some(note) = &note {
         map.insert("note".into(), json!(note));
     }
@@ -164,9 +177,9 @@ fn call(args: &Args, workspace: &Workspace) -> Result<Value, SkillError> {
             let shown = workspace.shown(&written);
             map.insert("output_path".into(), Value::String(shown.clone()));
             map.insert("bytes".into(), json!(converted.len()));
+            let what = table.as_ref().map_or_else(|| "the data".to_string(), |t| format!("{} rows", t.rows.len()));
             let mut content = format!(
-                "Converted {} rows from {} to {} and wrote them to {shown} ({} bytes).",
-                table.rows.len(),
+                "Converted {what} from {} to {} and wrote them to {shown} ({} bytes).",
                 from.as_str(),
                 to.as_str(),
                 converted.len()
@@ -597,16 +610,18 @@ fn merge_keys(entries: Vec<(String, Value)>) -> Result<Map<String, Value>, &'sta
 
 const MERGE_ERROR: &str = "a merge key (<<) must name a mapping or a list of mappings";
 
-fn render(table: &Table, to: Format, pacer: &mut Pacer) -> Result<String, SkillError> {
-    let rows_value = || Value::Array(table.rows.iter().cloned().map(Value::Object).collect());
+/// The table's rows as a JSON list of objects.
+fn rows_value(table: &Table) -> Value {
+    Value::Array(table.rows.iter().cloned().map(Value::Object).collect())
+}
+
+/// `value` as JSON (pretty) or YAML text.
+fn render_value(value: &Value, to: Format) -> Result<String, SkillError> {
     match to {
-        Format::Json => serde_json::to_string_pretty(&rows_value())
+        Format::Yaml => serde_yaml::to_string(value).map_err(|err| SkillError::new(format!("cannot write YAML: {err}"))),
+        _ => serde_json::to_string_pretty(value)
             .map(|text| text + "\n")
             .map_err(|err| SkillError::new(format!("cannot write JSON: {err}"))),
-        Format::Yaml => serde_yaml::to_string(&rows_value())
-            .map_err(|err| SkillError::new(format!("cannot write YAML: {err}"))),
-        Format::Csv => render_csv(table, pacer),
-        Format::Markdown => render_markdown(table, pacer),
     }
 }
 
@@ -758,6 +773,20 @@ mod tests {
         let bom = run(&ws, json!({"content": "\u{feff}名,n\n甲,1\n", "from": "csv", "to": "json"})).unwrap();
         assert_eq!(bom["columns"], json!(["名", "n"]));
         assert_eq!(one["content"], "a\n1\n");
+    }
+
+    #[test]
+    fn json_and_yaml_keep_the_inputs_shape() {
+        let (_d, ws) = workspace();
+        let config = "service:\n  name: booking\n  port: 8080\nhosts: [a, b]\n";
+        let out = run(&ws, json!({"content": config, "from": "yaml", "to": "json"})).unwrap();
+        let parsed: Value = serde_json::from_str(out["content"].as_str().unwrap()).unwrap();
+        assert_eq!(parsed, json!({"service": {"name": "booking", "port": 8080}, "hosts": ["a", "b"]}), "a mapping stays a mapping");
+        assert_eq!((&out["rows"], &out["columns"]), (&json!(1), &json!(["service", "hosts"])));
+        assert_eq!(converted(&ws, "[1, 2, 3]", "json", "yaml"), "- 1\n- 2\n- 3\n", "not rows, but still data");
+        let out = run(&ws, json!({"content": "[1, 2]", "from": "json", "to": "yaml"})).unwrap();
+        assert!(out.get("rows").is_none() && out.get("columns").is_none(), "{out}");
+        assert_eq!(converted(&ws, config, "yaml", "csv"), "service,hosts\n\"{\"\"name\"\":\"\"booking\"\",\"\"port\"\":8080}\",\"[\"\"a\"\",\"\"b\"\"]\"\n");
     }
 
     #[test]

@@ -123,14 +123,29 @@ impl CsvTable {
         Ok(CsvTable { headers, index, rows })
     }
 
+    /// The column named `name`; in another case (`Region` for `region`) when exactly one
+    /// header reads so: users and models rarely copy a header's case.
     fn column_index(&self, name: &str) -> Result<usize, SkillError> {
         let name = name.trim();
-        self.index.get(name).copied().ok_or_else(|| {
-            SkillError::new(format!(
-                "unknown column '{name}'; available columns: {}",
-                self.headers.join(", ")
-            ))
-        })
+        if let Some(&i) = self.index.get(name) {
+            return Ok(i);
+        }
+        let lower = name.to_lowercase();
+        // Each header text once (its first column, as for an exact name).
+        let mut same: Vec<usize> = Vec::new();
+        for (i, header) in self.headers.iter().enumerate() {
+            if header.to_lowercase() == lower && !same.iter().any(|&j| self.headers[j] == *header) {
+                same.push(i);
+            }
+        }
+        match same.as_slice() {
+            [i] => Ok(*i),
+            [] => Err(SkillError::new(format!("unknown column '{name}'; available columns: {}", self.headers.join(", ")))),
+            _ => Err(SkillError::new(format!(
+                "column '{name}' is ambiguous: the header has {}",
+                same.iter().map(|&i| format!("'{}'", self.headers[i])).collect::<Vec<_>>().join(" and ")
+            ))),
+        }
     }
 
     fn cells(&self, column: usize) -> impl Iterator<Item = (u64, &str)> {
@@ -545,9 +560,9 @@ fn group_values(
         out = keyed.into_iter().map(|(_, group)| group).collect();
     }
     Ok(Grouping {
-        column: group_by.trim().to_string(),
+        column: table.headers[key_index].clone(),
         aggregate,
-        value_column: value_column.map(|v| v.trim().to_string()),
+        value_column: value_index.map(|i| table.headers[i].clone()),
         groups: out,
     })
 }
@@ -700,6 +715,14 @@ mod tests {
                             Sum of sales by city:\n- 上海: 250.5\n- 北京: 400\n- 广州: 50",
             })
         );
+    }
+
+    #[test]
+    fn column_names_in_another_case_find_their_column() {
+        let (_d, ws) = workspace(&[("data/sales.csv", SALES)]);
+        let exact = run(&ws, json!({"path": "data/sales.csv", "columns": ["sales"], "group_by": "city", "aggregate": "sum", "value_column": "sales"})).unwrap();
+        let cased = run(&ws, json!({"path": "data/sales.csv", "columns": ["Sales"], "group_by": "CITY", "aggregate": "sum", "value_column": " Sales "})).unwrap();
+        assert_eq!(cased, exact);
     }
 
     #[test]
@@ -868,6 +891,7 @@ mod tests {
             ("bad.csv", "a,b\n1,2\n\"x\ny\",3\n4,5,6\n"),
             ("empty.csv", ""),
             ("text.csv", "k,v\na,1\nb,x\n"),
+            ("cased.csv", "Region,REGION\na,b\n"),
             ("bin.csv", "a,b\n\0\0"),
         ]);
         let cases = [
@@ -877,6 +901,7 @@ mod tests {
             (json!({"path": "../x.csv"}), "table_analyzer: path '../x.csv' is outside the workspace; use a path inside it (relative paths start at the workspace root)"),
             (json!({"path": "text.csv", "columns": ["v", "w"]}), "table_analyzer: unknown column 'w'; available columns: k, v"),
             (json!({"path": "text.csv", "group_by": "z"}), "table_analyzer: unknown column 'z'; available columns: k, v"),
+            (json!({"path": "cased.csv", "group_by": "region"}), "table_analyzer: column 'region' is ambiguous: the header has 'Region' and 'REGION'"),
             (json!({"path": "text.csv", "group_by": "k", "aggregate": "sum"}), "table_analyzer: aggregate 'sum' needs value_column (the number column to aggregate)"),
             (json!({"path": "text.csv", "group_by": "k", "aggregate": "median", "value_column": "v"}), "table_analyzer: unknown aggregate 'median'; use one of sum, mean, count, min, max"),
             (json!({"path": "text.csv", "group_by": "k", "aggregate": "sum", "value_column": "v"}), "table_analyzer: value_column 'v' has a non-number value 'x' on line 3"),
