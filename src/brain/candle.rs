@@ -121,6 +121,7 @@ impl Brain for CandleBrain {
                     native_bias: self.profile.builtin_no_call_bias,
                     margin: margin.clone(),
                     omit_optional: self.profile.omit_optional_bias,
+                    input_given: self.profile.input_given_bias,
                 };
                 match constrain::for_request(&self.model, request, ask, strategy, &choice) {
                     Ok(constraint) if self.profile.thinking => match self.model.tokenizer().token_id("</think>") {

@@ -101,6 +101,12 @@ pub struct Profile {
     /// conversation never writes is dropped; with no call left and no results to answer
     /// from, the question is asked again without tools (`brain::made_up`).
     pub drop_made_up_calls: bool,
+    /// Added to the answer's logits, in place of `no_call_bias` and `builtin_no_call_bias`,
+    /// when the latest user message gives what a tool takes: a file path for a path
+    /// parameter (what the file holds only a tool can tell), arithmetic for an expression
+    /// parameter. Unset: those biases stay.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_given_bias: Option<f32>,
     /// A new question after a finished turn is asked as a fresh request with the earlier
     /// turns written into it (`brain::follow_up`).
     pub fresh_follow_up: bool,
@@ -206,6 +212,7 @@ impl Default for Profile {
             omit_optional_bias: 0.0,
             omit_unstated_optional: false,
             drop_made_up_calls: false,
+            input_given_bias: None,
             fresh_follow_up: false,
             answer_from_results: false,
             next_call_after_results: false,

@@ -37,7 +37,7 @@ pub use vocab::TokenSpace;
 use super::generate::{ModelHandle, TokenConstraint};
 use super::{BrainError, DecisionRequest};
 use super::format::{ends_with_results, Ask};
-use crate::protocol::Strategy;
+use crate::protocol::{Message, Strategy};
 use crate::tools::spec::{SpecError, ToolSpec};
 
 #[derive(Debug, thiserror::Error)]
@@ -72,6 +72,22 @@ pub struct Choices {
     /// Added to closing an object where another (optional) key could follow (see
     /// [`optional`]).
     pub omit_optional: f32,
+    /// Added to the answer's logits in place of both biases above when the latest user
+    /// message gives what a tool takes: a file path ([`grounding::user_names_a_file`];
+    /// answered without a call, the file's content is made up) or arithmetic
+    /// ([`super::faithful::user_writes_an_expression`]; the 0.5B's own sums are often wrong).
+    pub input_given: Option<f32>,
+}
+
+impl Choices {
+    /// The biases toward the answer for `tools` and `messages`: (envelope, native).
+    fn answer_biases(&self, tools: &[ToolSpec], messages: &[Message]) -> (f32, f32) {
+        let given = || grounding::user_names_a_file(tools, messages) || super::faithful::user_writes_an_expression(tools, messages);
+        match self.input_given {
+            Some(bias) if given() => (bias, bias),
+            _ => (self.bias, self.native_bias),
+        }
+    }
 }
 
 /// The constraint for one decision of `request`, asked as `ask`, on `model` under
@@ -92,19 +108,20 @@ pub fn for_request(
     let finish = |inner: Box<dyn TokenConstraint + Send>| -> Box<dyn TokenConstraint + Send> {
         Box::new(Closing::new(OptionalBias::new(inner, space.clone(), choice.omit_optional), space.clone()))
     };
+    let (bias, native_bias) = choice.answer_biases(&tools, &request.messages);
     let watched = |inner, point, bias| -> Box<dyn TokenConstraint + Send> {
         finish(Box::new(AnswerBias::new(inner, space.clone(), point, bias, choice.margin.clone())))
     };
     if uses_tasks(target, strategy, &tools) && !after_results {
         let inner = TasksFirst::new(space.clone(), &tools)?;
-        return Ok(finish(Box::new(AnswerBias::new(inner, space.clone(), NO_TOOL_TASK, choice.bias, choice.margin.clone()))));
+        return Ok(finish(Box::new(AnswerBias::new(inner, space.clone(), NO_TOOL_TASK, bias, choice.margin.clone()))));
     }
     let inner = space.constraint(&lark(&tools, target))?;
     if target == Target::Envelope(KeyOrder::CallsFirst) && !tools.is_empty() {
-        return Ok(watched(inner, EMPTY_CALLS, choice.bias));
+        return Ok(watched(inner, EMPTY_CALLS, bias));
     }
     if matches!(target, Target::Native(_)) && !tools.is_empty() && !after_results {
-        return Ok(watched(inner, NATIVE_TEXT, choice.native_bias));
+        return Ok(watched(inner, NATIVE_TEXT, native_bias));
     }
     Ok(finish(Box::new(inner)))
 }

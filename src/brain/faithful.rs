@@ -63,7 +63,7 @@ pub fn restore_expression(calls: &mut [ToolCall], question: &str, conversation: 
 
 /// The arithmetic `text` writes: stretches of figures, operators and brackets with two
 /// numbers or more joined by an operator (`12*12`, `(17 + 25) * 3 - 4`), dates aside.
-fn expressions_in(text: &str) -> Vec<String> {
+pub(crate) fn expressions_in(text: &str) -> Vec<String> {
     let arithmetic = |c: char| c.is_ascii_digit() || c == ' ' || ".+-*/^%×÷".contains(c) || BRACKETS.contains(&c);
     let mut out = Vec::new();
     for run in text.split(|c: char| !arithmetic(c)) {
@@ -79,6 +79,17 @@ fn expressions_in(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether the latest user message writes arithmetic and one of `tools` takes an
+/// expression (a string parameter named `expression`, `expr`, `formula` or `equation`).
+pub fn user_writes_an_expression(tools: &[ToolSpec], messages: &[Message]) -> bool {
+    let takes_one = |tool: &ToolSpec| {
+        tool.params().iter().any(|p| {
+            matches!(p.name.to_ascii_lowercase().as_str(), "expression" | "expr" | "formula" | "equation") && p.schema.kinds.iter().all(|k| k.as_str() == "string")
+        })
+    };
+    super::last_question(messages).is_some_and(|q| !expressions_in(q).is_empty()) && tools.iter().any(takes_one)
 }
 
 /// Leaves out of `calls` each optional argument (not in its tool's `required`) that states
@@ -336,6 +347,17 @@ mod tests {
             assert!(changed.is_empty(), "{value} / {question}: {changed:?}");
             assert_eq!(calls[0].args["expression"], value);
         }
+    }
+
+    #[test]
+    fn arithmetic_the_user_writes_for_a_tool_that_takes_an_expression() {
+        let tool = |param: &str| ToolSpec::parse_all(&[json!({"name": "calc", "description": "", "parameters": {"type": "object", "properties": {param: {"type": "string"}}, "required": [param]}})]).unwrap();
+        let asked = |q: &str| vec![Message::user("Read docs/a.md"), Message::user(q)];
+        assert!(user_writes_an_expression(&tool("expression"), &asked("What is (17 + 25) * 3 - 4?")));
+        assert!(user_writes_an_expression(&tool("formula"), &asked("帮我算一下 (125 - 35) / 6 + 2^3 等于多少？")));
+        assert!(!user_writes_an_expression(&tool("city"), &asked("What is (17 + 25) * 3 - 4?")), "no tool takes an expression");
+        assert!(!user_writes_an_expression(&tool("expression"), &asked("Which step failed on 2024-05-02?")), "a date is not arithmetic");
+        assert!(!user_writes_an_expression(&tool("expression"), &asked("What is the capital of Japan?")));
     }
 
     #[test]

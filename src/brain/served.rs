@@ -111,6 +111,9 @@ impl ServedBrain {
         if self.profile.builtin_no_call_bias != 0.0 && matches!(target, Target::Native(_)) {
             warnings.push("builtin_no_call_bias needs the in-process decoder: not applied".into());
         }
+        if self.profile.input_given_bias.is_some() {
+            warnings.push("input_given_bias needs the in-process decoder: not applied".into());
+        }
         if self.profile.omit_optional_bias != 0.0 {
             warnings.push("omit_optional_bias needs the in-process decoder: not applied".into());
         }

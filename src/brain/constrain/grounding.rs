@@ -39,12 +39,7 @@ pub fn grounded(tools: &[ToolSpec], messages: &[Message]) -> Result<Vec<ToolSpec
     }
     let mut out = Vec::with_capacity(tools.len());
     for (index, tool) in tools.iter().enumerate() {
-        let file_params: Vec<&str> = tool
-            .params()
-            .iter()
-            .filter(|p| names_a_file(&p.name) && p.schema.kinds.iter().all(|k| k.as_str() == "string") && p.schema.enum_values.is_none() && p.schema.constant.is_none())
-            .map(|p| p.name.as_str())
-            .collect();
+        let file_params = file_params(tool);
         if file_params.is_empty() {
             out.push(tool.clone());
             continue;
@@ -65,6 +60,23 @@ pub fn grounded(tools: &[ToolSpec], messages: &[Message]) -> Result<Vec<ToolSpec
         out.push(ToolSpec::parse(&openai_tool(&tool.name, &Value::from(tool.description.as_str()), &parameters), index)?);
     }
     Ok(out)
+}
+
+/// The parameters of `tool` that take a file path (free strings with a file's name).
+fn file_params(tool: &ToolSpec) -> Vec<&str> {
+    tool.params()
+        .iter()
+        .filter(|p| names_a_file(&p.name) && p.schema.kinds.iter().all(|k| k.as_str() == "string") && p.schema.enum_values.is_none() && p.schema.constant.is_none())
+        .map(|p| p.name.as_str())
+        .collect()
+}
+
+/// Whether the latest user message names a file path and one of `tools` takes a path: the
+/// user points at a file, and what it holds only a tool can tell. `tools` may be
+/// [`grounded`] already (their path parameters then list the paths).
+pub fn user_names_a_file(tools: &[ToolSpec], messages: &[Message]) -> bool {
+    let takes_a_path = |tool: &ToolSpec| tool.params().iter().any(|p| names_a_file(&p.name) && p.schema.kinds.iter().all(|k| k.as_str() == "string"));
+    crate::brain::last_question(messages).is_some_and(|text| !paths_in_text(text).is_empty()) && tools.iter().any(takes_a_path)
 }
 
 /// Most paths offered to the grammar (a long search result or file can name many).
@@ -224,6 +236,22 @@ mod tests {
             json!({"name": "calculator", "description": "Math", "parameters": {"type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"]}}),
         ];
         ToolSpec::parse_all(&raw).unwrap()
+    }
+
+    #[test]
+    fn the_latest_user_message_names_a_file_a_tool_can_take() {
+        let tools = tools();
+        let calculator_only: Vec<ToolSpec> = tools.iter().filter(|t| t.name == "calculator").cloned().collect();
+        let asked = |texts: &[&str]| -> Vec<Message> {
+            texts.iter().enumerate().map(|(i, t)| if i % 2 == 0 { Message::user(*t) } else { Message::Assistant(crate::protocol::AiMessage::answer(*t)) }).collect()
+        };
+        assert!(user_names_a_file(&tools, &asked(&["Which step failed in logs/deploy-2024-05-02.log?"])));
+        assert!(user_names_a_file(&tools, &asked(&["config/feature_flags.json 里哪些功能开关是打开的？"])));
+        let named = asked(&["Which step failed in logs/deploy-2024-05-02.log?"]);
+        assert!(user_names_a_file(&grounded(&tools, &named).unwrap(), &named), "grounded tools, whose path parameters list the paths, take them too");
+        assert!(!user_names_a_file(&calculator_only, &asked(&["Read config/app.yaml"])), "no tool takes a path");
+        assert!(!user_names_a_file(&tools, &asked(&["What is 3.14 * 5 - 2.5?"])));
+        assert!(!user_names_a_file(&tools, &asked(&["Read config/app.yaml", "It says port 8080.", "Thanks! What is the capital of Japan?"])), "only the latest question counts");
     }
 
     #[test]
