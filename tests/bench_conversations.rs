@@ -28,6 +28,11 @@ fn shipped() -> ConversationSet {
     load(&repo().join("data/conversations/questions.json"), &tool_names()).unwrap()
 }
 
+/// The held-out set: its own workspace, never tuned on, only reported.
+fn holdout() -> ConversationSet {
+    load(&repo().join("data/conversations/holdout/questions.json"), &tool_names()).unwrap()
+}
+
 fn b4(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_b4")).current_dir(dir).args(args).output().unwrap()
 }
@@ -49,8 +54,21 @@ fn same(a: f64, b: f64) -> bool {
 }
 
 #[test]
-fn the_shipped_set_covers_both_languages_every_kind_of_request_and_follow_ups() {
-    let set = shipped();
+fn both_shipped_sets_cover_both_languages_every_kind_of_request_and_follow_ups() {
+    for set in [shipped(), holdout()] {
+        covers_every_kind(&set);
+    }
+    // The held-out set asks about files the tuned one never shows.
+    let (dev, held) = (shipped(), holdout());
+    assert_ne!(dev.workspace, held.workspace);
+    let dev_texts: Vec<String> = files_with(&dev.workspace, "").iter().map(|f| std::fs::read_to_string(dev.workspace.join(f)).unwrap()).collect();
+    for file in files_with(&held.workspace, "") {
+        let text = std::fs::read_to_string(held.workspace.join(&file)).unwrap();
+        assert!(!dev_texts.contains(&text), "{file}: the same text is in the tuned set's workspace");
+    }
+}
+
+fn covers_every_kind(set: &ConversationSet) {
     let conversations = &set.conversations;
     assert!(set.questions() >= 30, "{} questions", set.questions());
     let zh = conversations.iter().filter(|c| c.lang == Lang::Zh).count();
@@ -84,7 +102,12 @@ fn the_shipped_set_covers_both_languages_every_kind_of_request_and_follow_ups() 
 
 #[test]
 fn every_expected_value_is_derived_from_the_workspace_or_the_stated_computation() {
-    let set = shipped();
+    for set in [shipped(), holdout()] {
+        derived_from_evidence(&set);
+    }
+}
+
+fn derived_from_evidence(set: &ConversationSet) {
     for conversation in &set.conversations {
         for (t, turn) in conversation.turns.iter().enumerate() {
             let place = format!("{} turn {}", conversation.id, t + 1);
