@@ -63,7 +63,7 @@ pub fn restore_expression(calls: &mut [ToolCall], question: &str, conversation: 
 
 /// The arithmetic `text` writes: stretches of figures, operators and brackets with two
 /// numbers or more joined by an operator (`12*12`, `(17 + 25) * 3 - 4`), dates aside.
-pub(crate) fn expressions_in(text: &str) -> Vec<String> {
+fn expressions_in(text: &str) -> Vec<String> {
     let arithmetic = |c: char| c.is_ascii_digit() || c == ' ' || ".+-*/^%×÷".contains(c) || BRACKETS.contains(&c);
     let mut out = Vec::new();
     for run in text.split(|c: char| !arithmetic(c)) {

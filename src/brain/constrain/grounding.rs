@@ -14,7 +14,7 @@
 use serde_json::Value;
 
 use crate::protocol::Message;
-use crate::tools::spec::{openai_tool, SpecError, ToolSpec};
+use crate::tools::spec::{openai_tool, Param, SpecError, ToolSpec};
 
 /// Whether a parameter of this name takes a file path.
 pub fn names_a_file(param: &str) -> bool {
@@ -62,11 +62,16 @@ pub fn grounded(tools: &[ToolSpec], messages: &[Message]) -> Result<Vec<ToolSpec
     Ok(out)
 }
 
-/// The parameters of `tool` that take a file path (free strings with a file's name).
+/// Whether `param` takes a file path: a string with a file's name (its values listed or not).
+fn takes_a_path(param: &Param) -> bool {
+    names_a_file(&param.name) && param.schema.kinds.iter().all(|k| k.as_str() == "string")
+}
+
+/// The parameters of `tool` that take any file path (not yet held to a list of values).
 fn file_params(tool: &ToolSpec) -> Vec<&str> {
     tool.params()
         .iter()
-        .filter(|p| names_a_file(&p.name) && p.schema.kinds.iter().all(|k| k.as_str() == "string") && p.schema.enum_values.is_none() && p.schema.constant.is_none())
+        .filter(|p| takes_a_path(p) && p.schema.enum_values.is_none() && p.schema.constant.is_none())
         .map(|p| p.name.as_str())
         .collect()
 }
@@ -75,8 +80,8 @@ fn file_params(tool: &ToolSpec) -> Vec<&str> {
 /// user points at a file, and what it holds only a tool can tell. `tools` may be
 /// [`grounded`] already (their path parameters then list the paths).
 pub fn user_names_a_file(tools: &[ToolSpec], messages: &[Message]) -> bool {
-    let takes_a_path = |tool: &ToolSpec| tool.params().iter().any(|p| names_a_file(&p.name) && p.schema.kinds.iter().all(|k| k.as_str() == "string"));
-    crate::brain::last_question(messages).is_some_and(|text| !paths_in_text(text).is_empty()) && tools.iter().any(takes_a_path)
+    crate::brain::last_question(messages).is_some_and(|text| !paths_in_text(text).is_empty())
+        && tools.iter().any(|tool| tool.params().iter().any(takes_a_path))
 }
 
 /// Most paths offered to the grammar (a long search result or file can name many).
