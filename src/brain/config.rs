@@ -101,6 +101,13 @@ pub struct Profile {
     /// conversation never writes is dropped; with no call left and no results to answer
     /// from, the question is asked again without tools (`brain::made_up`).
     pub drop_made_up_calls: bool,
+    /// A decision that makes calls, none of which computes the one calculation the request
+    /// asks for (arithmetic it writes, or `15% of 240`), gets that call added for the tool
+    /// that takes an expression (`brain::faithful`).
+    pub add_wanted_expression: bool,
+    /// An optional enum argument a call leaves out is added when an English request names
+    /// exactly one of its choices, not the default, as a word (`brain::faithful`).
+    pub add_named_choices: bool,
     /// Added to the answer's logits, in place of `no_call_bias` and `builtin_no_call_bias`,
     /// when the latest user message gives what a tool takes: a file path for a path
     /// parameter (what the file holds only a tool can tell), arithmetic for an expression
@@ -212,6 +219,8 @@ impl Default for Profile {
             omit_optional_bias: 0.0,
             omit_unstated_optional: false,
             drop_made_up_calls: false,
+            add_wanted_expression: false,
+            add_named_choices: false,
             input_given_bias: None,
             fresh_follow_up: false,
             answer_from_results: false,

@@ -40,18 +40,26 @@ pub fn restore_brackets(calls: &mut [ToolCall], question: &str) -> Vec<String> {
 
 /// Puts the request's own expression in place of one nobody wrote: a small model copies the
 /// prompt's example (`2+2`) as the calculation of "read docs/agent_intro.txt and compute
-/// 12*12", as its plan step and as its call. A string argument that is arithmetic alone
-/// (figures, operators, brackets) and none of whose figures `conversation` writes is replaced
-/// by the expression `question` writes, when it writes exactly one. Returns one line per value
+/// 12*12", as its plan step and as its call; it computes a piece of the user's expression
+/// (`15 + 27` for `(15 + 27) * 4`) or the right figures the wrong way (`15 / 240` for "15%
+/// of 240"). A string argument that is arithmetic alone (figures, operators, brackets) is
+/// replaced by the calculation `question` asks for ([`wanted_expression`], when it asks for
+/// exactly one) when none of its figures `conversation` writes, or when its figures are
+/// some of that calculation's and it is not that calculation. Returns one line per value
 /// changed (`tool: param: old -> new`).
 pub fn restore_expression(calls: &mut [ToolCall], question: &str, conversation: &str) -> Vec<String> {
     let mut changed = Vec::new();
-    let Ok([wanted]) = <[String; 1]>::try_from(expressions_in(question)) else { return changed };
+    let Some(wanted) = wanted_expression(question) else { return changed };
     let written = figures(conversation);
+    let parts = figures(&wanted);
     for call in calls.iter_mut() {
         for (param, value) in call.args.iter_mut() {
             let Some(text) = value.as_str() else { continue };
-            if expressions_in(text) != [text.trim()] || figures(text).iter().any(|f| written.contains(f)) {
+            if expressions_in(text) != [text.trim()] || normalized(text) == normalized(&wanted) {
+                continue;
+            }
+            let nobody_wrote = !figures(text).iter().any(|f| written.contains(f));
+            if !nobody_wrote && !some_of(&figures(text), &parts) {
                 continue;
             }
             changed.push(format!("{}: {param}: {text:?} -> {wanted:?}", call.name));
@@ -59,6 +67,148 @@ pub fn restore_expression(calls: &mut [ToolCall], question: &str, conversation: 
         }
     }
     changed
+}
+
+/// Whether every figure of `part` is one of `whole`'s, each used no more often.
+fn some_of(part: &[u64], whole: &[u64]) -> bool {
+    let mut left = whole.to_vec();
+    part.iter().all(|f| left.iter().position(|w| w == f).map(|i| left.swap_remove(i)).is_some())
+}
+
+/// The one calculation `question` asks for: the arithmetic it writes ([`expressions_in`]),
+/// or a percentage of a number in words (`15% of 240`, `240 的 15%`), read as
+/// `15 * 240 / 100`. `None` when it asks for none, or for more than one.
+pub fn wanted_expression(question: &str) -> Option<String> {
+    let mut found = expressions_in(question);
+    found.extend(percentages_of(question));
+    <[String; 1]>::try_from(found).ok().map(|[one]| one)
+}
+
+/// `N% of M` (`N percent of M`, a currency sign before `M` allowed) and `M 的 N%` in `text`,
+/// each as `N * M / 100`.
+fn percentages_of(text: &str) -> Vec<String> {
+    let text = text.to_ascii_lowercase();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(c) = text[at..].chars().next() {
+        let before = text[..at].chars().next_back();
+        if !c.is_ascii_digit() || before.is_some_and(|b| b.is_ascii_digit() || b == '.' || b == ',') {
+            at += c.len_utf8();
+            continue;
+        }
+        let (first, len) = number_at(&text[at..]);
+        let after = text[at + len..].trim_start();
+        let of = after.strip_prefix('%').or_else(|| after.strip_prefix("percent")).and_then(|r| r.trim_start().strip_prefix("of "));
+        if let Some(base) = of.map(|r| r.trim_start().trim_start_matches(['$', '€', '£', '¥'])).filter(|r| r.starts_with(|c: char| c.is_ascii_digit())) {
+            out.push(format!("{first} * {} / 100", number_at(base).0));
+        } else if let Some(share) = after.strip_prefix('的').map(str::trim_start).filter(|r| r.starts_with(|c: char| c.is_ascii_digit())) {
+            let (percent, len) = number_at(share);
+            if share[len..].trim_start().starts_with('%') {
+                out.push(format!("{percent} * {first} / 100"));
+            }
+        }
+        at += len;
+    }
+    out
+}
+
+/// The number `text` starts with (figures, thousands commas, a decimal point), without its
+/// commas, and how many bytes it takes.
+fn number_at(text: &str) -> (String, usize) {
+    let bytes = text.as_bytes();
+    let mut len = 0;
+    while len < bytes.len() {
+        let b = bytes[len];
+        let figure_follows = bytes.get(len + 1).is_some_and(u8::is_ascii_digit);
+        if b.is_ascii_digit() || ((b == b',' || b == b'.') && len > 0 && figure_follows) {
+            len += 1;
+        } else {
+            break;
+        }
+    }
+    (text[..len].replace(',', ""), len)
+}
+
+/// Adds the calculation the question asks for ([`wanted_expression`]) to a decision that
+/// makes other calls but none that computes it: asked to "look up what "canary release"
+/// means in docs/glossary.md, and compute 12*12", the 0.5B read the glossary only. The call
+/// goes to the one tool that takes an expression. Nothing is added when the decision makes
+/// no call (it answers), when a call of the decision or of `earlier` (this turn's) carries
+/// every figure of the calculation, or when no tool, or more than one, takes an expression.
+/// Returns the call added (`tool: param = expression`).
+pub fn add_wanted_expression(calls: &mut Vec<ToolCall>, tools: &[ToolSpec], question: &str, earlier: &[ToolCall]) -> Option<String> {
+    if calls.is_empty() {
+        return None;
+    }
+    let wanted = wanted_expression(question)?;
+    let Ok([(tool, param)]) = <[_; 1]>::try_from(tools.iter().filter_map(|t| Some((t, expression_param(t)?))).collect::<Vec<_>>()) else {
+        return None;
+    };
+    let needed = figures(&wanted);
+    let carries = |call: &ToolCall| {
+        let args = Value::Object(call.args.clone());
+        let mut leaves = Vec::new();
+        super::next_step::collect_leaves(&args, &mut leaves);
+        let carried: Vec<u64> = leaves.iter().flat_map(|leaf| figures(&leaf.as_str().map_or_else(|| leaf.to_string(), str::to_string))).collect();
+        needed.iter().all(|f| carried.contains(f))
+    };
+    if calls.iter().chain(earlier).any(carries) {
+        return None;
+    }
+    let id = (calls.len() + 1..).map(|n| format!("call_{n:03}")).find(|id| calls.iter().all(|c| &c.id != id))?;
+    let args = Map::from_iter([(param.to_string(), Value::String(wanted.clone()))]);
+    calls.push(ToolCall { id, name: tool.name.clone(), args });
+    Some(format!("{}: {param} = {wanted:?}", tool.name))
+}
+
+/// Adds to `calls` an optional enum argument a call left out when `question`, written in
+/// English, names exactly one of the parameter's choices other than its default as a word
+/// of its own: "in a formal register" is `formality: "formal"`, "Maria Gonzalez's phone
+/// number" is `field: "phone"` (the 0.5B left both out). A choice another argument of the
+/// call already holds is not added (`query: "sports"` from "the sports department": the
+/// copy [`drop_unstated_optional`] leaves out). Returns one line per argument added
+/// (`tool: param = value`).
+pub fn add_named_choices(calls: &mut [ToolCall], tools: &[ToolSpec], question: &str) -> Vec<String> {
+    let mut added = Vec::new();
+    if !question.is_ascii() {
+        return added;
+    }
+    let lower = question.to_ascii_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_ascii_alphanumeric() || "_.+-".contains(c)))
+        .map(|w| w.trim_matches(|c: char| ".+-".contains(c)))
+        .filter(|w| !w.is_empty())
+        .collect();
+    for call in calls.iter_mut() {
+        let Some(tool) = tools.iter().find(|t| t.name == call.name) else { continue };
+        for param in tool.params() {
+            if call.args.contains_key(&param.name) || tool.required().contains(&param.name) {
+                continue;
+            }
+            let default = param.schema.raw.get("default");
+            let named: Vec<&str> = param.schema.enum_values.iter().flatten()
+                .filter_map(Value::as_str)
+                .filter(|v| v.len() >= 3 && default.and_then(Value::as_str) != Some(v) && words.contains(&v.to_ascii_lowercase().as_str()))
+                .collect();
+            let [choice] = named[..] else { continue };
+            let held = call.args.values().any(|v| v.as_str().is_some_and(|s| s.eq_ignore_ascii_case(choice)));
+            if held {
+                continue;
+            }
+            added.push(format!("{}: {} = {choice:?}", call.name, param.name));
+            call.args.insert(param.name.clone(), Value::String(choice.to_string()));
+        }
+    }
+    added
+}
+
+/// The parameter of `tool` that takes an expression: a string parameter named
+/// `expression`, `expr`, `formula` or `equation`.
+fn expression_param(tool: &ToolSpec) -> Option<&str> {
+    tool.params()
+        .iter()
+        .find(|p| matches!(p.name.to_ascii_lowercase().as_str(), "expression" | "expr" | "formula" | "equation") && p.schema.kinds.iter().all(|k| k.as_str() == "string"))
+        .map(|p| p.name.as_str())
 }
 
 /// The arithmetic `text` writes: stretches of figures, operators and brackets with two
@@ -81,15 +231,11 @@ fn expressions_in(text: &str) -> Vec<String> {
     out
 }
 
-/// Whether the latest user message writes arithmetic and one of `tools` takes an
-/// expression (a string parameter named `expression`, `expr`, `formula` or `equation`).
+/// Whether the latest user message asks for a calculation ([`wanted_expression`] finds
+/// one or more) and one of `tools` takes an expression.
 pub fn user_writes_an_expression(tools: &[ToolSpec], messages: &[Message]) -> bool {
-    let takes_one = |tool: &ToolSpec| {
-        tool.params().iter().any(|p| {
-            matches!(p.name.to_ascii_lowercase().as_str(), "expression" | "expr" | "formula" | "equation") && p.schema.kinds.iter().all(|k| k.as_str() == "string")
-        })
-    };
-    super::last_question(messages).is_some_and(|q| !expressions_in(q).is_empty()) && tools.iter().any(takes_one)
+    let asks = |q: &str| !expressions_in(q).is_empty() || !percentages_of(q).is_empty();
+    super::last_question(messages).is_some_and(asks) && tools.iter().any(|t| expression_param(t).is_some())
 }
 
 /// Leaves out of `calls` each optional argument (not in its tool's `required`) that states
@@ -358,6 +504,7 @@ mod tests {
         assert!(!user_writes_an_expression(&tool("city"), &asked("What is (17 + 25) * 3 - 4?")), "no tool takes an expression");
         assert!(!user_writes_an_expression(&tool("expression"), &asked("Which step failed on 2024-05-02?")), "a date is not arithmetic");
         assert!(!user_writes_an_expression(&tool("expression"), &asked("What is the capital of Japan?")));
+        assert!(user_writes_an_expression(&tool("expression"), &asked("Unrelated: what's 18% of 2450?")));
     }
 
     #[test]
@@ -399,6 +546,133 @@ mod tests {
         }
         assert_eq!(expressions_in("计算 -5 + 3，再算 (125 - 35) / 6 + 2^3。"), ["-5 + 3", "(125 - 35) / 6 + 2^3"]);
         assert_eq!(expressions_in("15% of 240 is 36. Then 3 apples and 5 pears."), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_piece_of_the_users_expression_or_its_figures_used_otherwise_give_way_to_it() {
+        for (value, question, wanted) in [
+            ("15 + 27", "好的。另外帮我算一下 (15 + 27) * 4", "(15 + 27) * 4"),
+            ("15 / 240", "Thanks! Different question: what is 15% of 240?", "15 * 240 / 100"),
+            ("18 / 2450", "What's 18 percent of $2,450?", "18 * 2450 / 100"),
+            ("2450 * 18", "2450 的 18% 是多少？", "18 * 2450 / 100"),
+            ("12 + 12", "compute 12*12", "12*12"),
+        ] {
+            let mut calls = [call(json!({"expression": value}))];
+            let changed = restore_expression(&mut calls, question, question);
+            assert_eq!(calls[0].args["expression"], wanted, "{value} / {question}");
+            assert_eq!(changed.len(), 1);
+        }
+        for (value, question) in [
+            // The user's own calculation, spaced otherwise, or a figure it does not have.
+            ("(15+27)*4", "另外帮我算一下 (15 + 27) * 4"),
+            ("0.15 * 240", "What is 15% of 240?"),
+            ("42 * 4", "另外帮我算一下 (15 + 27) * 4"),
+            // A figure used more often than the user wrote it.
+            ("15 + 15 + 27", "另外帮我算一下 (15 + 27) * 4"),
+            // Two calculations asked for.
+            ("15 / 240", "What is 15% of 240 + 10?"),
+            ("15 / 240", "What is 15% of 240, and 20% of 300?"),
+        ] {
+            let mut calls = [call(json!({"expression": value}))];
+            let changed = restore_expression(&mut calls, question, question);
+            assert!(changed.is_empty(), "{value} / {question}: {changed:?}");
+        }
+        assert_eq!(wanted_expression("What is 12.5% of 1,200 dollars?").as_deref(), Some("12.5 * 1200 / 100"));
+        assert_eq!(wanted_expression("A 15% tip, please"), None);
+        assert_eq!(wanted_expression("Version 2.0 of 3 apps"), None);
+    }
+
+    fn tools_with_a_calculator() -> Vec<ToolSpec> {
+        let tool = |name: &str, param: &str| json!({"name": name, "description": "", "parameters": {"type": "object", "properties": {param: {"type": "string"}}, "required": [param]}});
+        ToolSpec::parse_all(&[tool("file_reader", "path"), tool("calculator", "expression")]).unwrap()
+    }
+
+    fn read(path: &str) -> ToolCall {
+        ToolCall { id: "call_001".into(), name: "file_reader".into(), args: json!({"path": path}).as_object().unwrap().clone() }
+    }
+
+    #[test]
+    fn a_calculation_the_request_asks_for_and_no_call_makes_is_added() {
+        let question = "Two things, please: look up what \"canary release\" means in docs/glossary.md, and compute 12*12.";
+        let mut calls = vec![read("docs/glossary.md")];
+        let added = add_wanted_expression(&mut calls, &tools_with_a_calculator(), question, &[]);
+        assert_eq!(added.as_deref(), Some(r#"calculator: expression = "12*12""#));
+        assert_eq!(calls[1], ToolCall { id: "call_002".into(), name: "calculator".into(), args: json!({"expression": "12*12"}).as_object().unwrap().clone() });
+
+        let mut calls = vec![read("docs/员工手册/请假制度.md")];
+        add_wanted_expression(&mut calls, &tools_with_a_calculator(), "查一下 docs/员工手册/请假制度.md；再算一下 2450 的 18%。", &[]);
+        assert_eq!(calls[1].args["expression"], "18 * 2450 / 100");
+    }
+
+    #[test]
+    fn no_calculation_is_added_to_an_answer_a_call_that_makes_it_or_without_one_calculator() {
+        let question = "Read docs/a.md and compute 12*12";
+        let tools = tools_with_a_calculator();
+        // An answer, not calls.
+        assert_eq!(add_wanted_expression(&mut vec![], &tools, question, &[]), None);
+        // A call of the decision or earlier in the turn carries its figures.
+        let mut calls = vec![read("docs/a.md"), call(json!({"expression": "12 * 12"}))];
+        assert_eq!(add_wanted_expression(&mut calls, &tools, question, &[]), None);
+        let mut calls = vec![read("docs/a.md")];
+        assert_eq!(add_wanted_expression(&mut calls, &tools, question, &[call(json!({"expression": "12^2 - 0 * 12"}))]), None);
+        let multiply = ToolCall { id: "call_001".into(), name: "math.multiply".into(), args: json!({"a": 12, "b": 12}).as_object().unwrap().clone() };
+        assert_eq!(add_wanted_expression(&mut vec![multiply], &tools, question, &[]), None);
+        // No calculation asked for, or two.
+        for question in ["Read docs/2024-05-02.md", "Read docs/a.md and compute 12*12 and 13*13"] {
+            assert_eq!(add_wanted_expression(&mut vec![read("docs/a.md")], &tools, question, &[]), None, "{question}");
+        }
+        // No tool, or two, take an expression.
+        assert_eq!(add_wanted_expression(&mut vec![read("docs/a.md")], &tools[..1], question, &[]), None);
+        let two = [tools.clone(), tools_with_a_calculator()].concat();
+        assert_eq!(add_wanted_expression(&mut vec![read("docs/a.md")], &two, question, &[]), None);
+        assert_eq!(calls.len(), 1);
+    }
+
+    fn contacts() -> Vec<ToolSpec> {
+        let tool = json!({"name": "contacts.lookup", "parameters": {"type": "object", "properties": {
+            "name": {"type": "string"},
+            "field": {"type": "string", "enum": ["all", "phone", "email", "address"], "default": "all"},
+            "source": {"type": "string", "enum": ["work", "personal"]},
+            "tag": {"type": "string", "enum": ["me", "vip"]}
+        }, "required": ["name"]}});
+        ToolSpec::parse_all(&[tool]).unwrap()
+    }
+
+    fn lookup(args: serde_json::Value) -> ToolCall {
+        ToolCall { id: "call_001".into(), name: "contacts.lookup".into(), args: args.as_object().unwrap().clone() }
+    }
+
+    #[test]
+    fn an_optional_choice_the_request_names_is_added() {
+        let mut calls = [lookup(json!({"name": "Maria Gonzalez"}))];
+        let added = add_named_choices(&mut calls, &contacts(), "What's Maria Gonzalez's phone number?");
+        assert_eq!(added, vec![r#"contacts.lookup: field = "phone""#]);
+        assert_eq!(calls[0].args["field"], "phone");
+
+        let mut calls = [lookup(json!({"name": "Kenji"}))];
+        add_named_choices(&mut calls, &contacts(), "Look up Kenji's work email.");
+        assert_eq!(calls[0].args, lookup(json!({"name": "Kenji", "field": "email", "source": "work"})).args);
+    }
+
+    #[test]
+    fn choices_given_defaults_unnamed_two_named_or_held_elsewhere_are_not_added() {
+        for (args, question) in [
+            // Already given (even otherwise), or the default.
+            (json!({"name": "Maria", "field": "email"}), "What's Maria's phone number?"),
+            (json!({"name": "Maria"}), "Show all of Maria's details."),
+            // Two choices named; a choice inside another word; a short one; not English.
+            (json!({"name": "Maria"}), "Maria's phone and email, please."),
+            (json!({"name": "Maria"}), "Maria's telephone number?"),
+            (json!({"name": "Maria"}), "Tell me about Maria."),
+            (json!({"name": "Maria"}), "玛丽亚的 phone 是多少？"),
+            // Another argument holds the choice.
+            (json!({"name": "phone"}), "Look up phone."),
+        ] {
+            let mut calls = [lookup(args.clone())];
+            let added = add_named_choices(&mut calls, &contacts(), question);
+            assert!(added.is_empty(), "{question}: {added:?}");
+            assert_eq!(calls[0].args, *args.as_object().unwrap());
+        }
     }
 
     fn trains() -> Vec<ToolSpec> {

@@ -26,6 +26,18 @@ const MAX_RESULT_CHARS: usize = 600;
 /// Where the raw text starts when the follow-up was asked afresh.
 pub const MARK: &str = "[follow-up asked afresh: the earlier turns written into the request]\n";
 
+/// How the request asked afresh starts, and what comes before its new question.
+const EARLIER: &str = "Earlier in this conversation:\n";
+const NEW_REQUEST: &str = "\nNew request: ";
+
+/// The new question of a follow-up asked afresh ([`request`]'s user message), else `question`.
+pub fn new_question(question: &str) -> &str {
+    match question.strip_prefix(EARLIER).and_then(|rest| rest.rsplit_once(NEW_REQUEST)) {
+        Some((_, new)) => new,
+        None => question,
+    }
+}
+
 /// `messages` asked afresh, when they end with a new question after a finished turn: the
 /// leading system message (if any) and one user message with the earlier turns and the
 /// question. `None` when there is no earlier turn with an answer.
@@ -36,7 +48,7 @@ pub fn request(messages: &[Message]) -> Option<Vec<Message>> {
     }
     let Message::User { content: question } = &messages[latest] else { return None };
     let mut out = Vec::new();
-    let mut text = String::from("Earlier in this conversation:\n");
+    let mut text = String::from(EARLIER);
     let mut results = synthesis::results_with_calls(&messages[..latest]).into_iter();
     for message in &messages[..latest] {
         match message {
@@ -54,7 +66,7 @@ pub fn request(messages: &[Message]) -> Option<Vec<Message>> {
             }
         }
     }
-    text.push_str(&format!("\nNew request: {}", question.trim()));
+    text.push_str(&format!("{NEW_REQUEST}{}", question.trim()));
     out.push(Message::user(text));
     Some(out)
 }
@@ -136,6 +148,8 @@ mod tests {
              {\"status\": \"success\", \"output\": {\"city\": \"北京\", \"aqi\": 156}}\n- You answered: 北京当前 AQI 为 156。\n\nNew request: 那成都呢？"
         );
         assert_eq!(asked.len(), 2);
+        assert_eq!(new_question(content), "那成都呢？");
+        assert_eq!(new_question("那成都呢？"), "那成都呢？");
     }
 
     #[test]

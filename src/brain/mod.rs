@@ -142,3 +142,16 @@ pub(crate) fn last_question(messages: &[crate::protocol::Message]) -> Option<&st
         _ => None,
     })
 }
+
+/// The calls made since the latest user message.
+pub(crate) fn calls_since_question(messages: &[crate::protocol::Message]) -> Vec<crate::protocol::ToolCall> {
+    let start = messages.iter().rposition(|m| matches!(m, crate::protocol::Message::User { .. })).map_or(0, |i| i + 1);
+    messages[start..]
+        .iter()
+        .filter_map(|m| match m {
+            crate::protocol::Message::Assistant(ai) => Some(ai.tool_calls.iter().cloned()),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
