@@ -72,13 +72,14 @@ pub(crate) fn decide(
         let both = !parsed.content.trim().is_empty() && !parsed.tool_calls.is_empty();
         let mut ai = AiMessage { content: parsed.content.clone(), tool_calls: parsed.tool_calls.clone() };
         let stated = faithful::stated_text(&request.messages);
-        if let Some(question) = super::last_question(&request.messages).map(super::follow_up::new_question) {
+        let tools = crate::tools::spec::ToolSpec::parse_all(&request.tools).unwrap_or_default();
+        let question = super::last_question(&request.messages).map(super::follow_up::new_question);
+        if let Some(question) = question {
             let restored = faithful::restore_brackets(&mut ai.tool_calls, question);
             warnings.extend(restored.iter().map(|r| format!("brackets restored from the request: {r}")));
             let restored = faithful::restore_expression(&mut ai.tool_calls, question, &stated);
             warnings.extend(restored.iter().map(|r| format!("an expression nobody wrote, the request's put back: {r}")));
             if profile.add_wanted_expression && parsed.plan.is_none() {
-                let tools = crate::tools::spec::ToolSpec::parse_all(&request.tools).unwrap_or_default();
                 let earlier = super::calls_since_question(&request.messages);
                 if let Some(added) = faithful::add_wanted_expression(&mut ai.tool_calls, &tools, question, &earlier) {
                     warnings.push(format!("the calculation the request asks for, which no call made, added: {added}"));
@@ -86,14 +87,11 @@ pub(crate) fn decide(
             }
         }
         if profile.omit_unstated_optional && !ai.tool_calls.is_empty() {
-            let tools = crate::tools::spec::ToolSpec::parse_all(&request.tools).unwrap_or_default();
             let left_out = faithful::drop_unstated_optional(&mut ai.tool_calls, &tools, &stated);
             warnings.extend(left_out.iter().map(|a| format!("optional argument nobody stated, left out: {a}")));
         }
         if profile.add_named_choices && !ai.tool_calls.is_empty() {
-            let tools = crate::tools::spec::ToolSpec::parse_all(&request.tools).unwrap_or_default();
-            let question = super::last_question(&request.messages).map(super::follow_up::new_question).unwrap_or_default();
-            let added = faithful::add_named_choices(&mut ai.tool_calls, &tools, question);
+            let added = faithful::add_named_choices(&mut ai.tool_calls, &tools, question.unwrap_or_default());
             warnings.extend(added.iter().map(|a| format!("optional choice the request names, added: {a}")));
         }
         // A plan's steps run the calls as mended above.
