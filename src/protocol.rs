@@ -383,6 +383,10 @@ pub struct DecisionReport {
     /// answer's best logit minus the call's, before the profile's `no_call_bias`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_call_margin: Option<f64>,
+    /// Each choice after a call closed (constrained, in order): another call's best logit
+    /// minus the end's, before the profile's `more_calls_bias`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_call_margins: Vec<f64>,
 }
 
 impl DecisionReport {
@@ -401,6 +405,7 @@ impl DecisionReport {
             stats: DecisionStats::default(),
             warnings: Vec::new(),
             no_call_margin: None,
+            more_call_margins: Vec::new(),
         }
     }
 

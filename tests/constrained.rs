@@ -96,6 +96,7 @@ fn request(messages: Vec<Message>, phase: Phase, way: ToolCalling, decoding: Dec
         exclusivity: Exclusivity::Error,
         decoding: Some(decoding),
         strategy: None,
+        more_calls_bias: None,
     }
 }
 

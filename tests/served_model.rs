@@ -293,6 +293,7 @@ fn story_request() -> DecisionRequest {
         exclusivity: Exclusivity::RetryThenContent,
         decoding: Some(Decoding::Free),
         strategy: None,
+        more_calls_bias: None,
     }
 }
 

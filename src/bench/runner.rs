@@ -209,6 +209,7 @@ pub fn run(
                 exclusivity: plan.exclusivity,
                 decoding: Some(setting.decoding),
                 strategy: Some(setting.profile.strategy),
+                more_calls_bias: None,
             };
             for run in 1..=repeat {
                 if stop.load(Ordering::SeqCst) {

@@ -119,6 +119,7 @@ impl Brain for CandleBrain {
                 let choice = constrain::Choices {
                     bias: self.profile.no_call_bias,
                     native_bias: self.profile.builtin_no_call_bias,
+                    more_calls: request.more_calls_bias.unwrap_or(self.profile.more_calls_bias),
                     margin: margin.clone(),
                     omit_optional: self.profile.omit_optional_bias,
                     input_given: self.profile.input_given_bias,

@@ -91,6 +91,10 @@ pub struct Profile {
     /// The same for a fresh builtin decision, where the model chooses between plain text
     /// and opening a call in its own format.
     pub builtin_no_call_bias: f32,
+    /// Added to another call where a constrained decision has just closed one and could
+    /// end its calls (both ways of passing tools): small models asked for two or three
+    /// things often call for the first alone (0: the model's own preference).
+    pub more_calls_bias: f32,
     /// Added to closing an object where a constrained decision could go on to another key
     /// (an optional parameter): small models fill in values nobody asked for.
     pub omit_optional_bias: f32,
@@ -216,6 +220,7 @@ impl Default for Profile {
             strategy: Strategy::default(),
             no_call_bias: 0.0,
             builtin_no_call_bias: 0.0,
+            more_calls_bias: 0.0,
             omit_optional_bias: 0.0,
             omit_unstated_optional: false,
             drop_made_up_calls: false,

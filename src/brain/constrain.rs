@@ -14,6 +14,7 @@
 //! turn would be left). An answer cut off by `max_new_tokens` is still cut off.
 
 mod bias;
+mod calls;
 mod closing;
 mod formats;
 pub(crate) mod grammar;
@@ -26,7 +27,8 @@ mod vocab;
 
 pub use closing::{Closing, RESERVE};
 pub use formats::{normalize, normalize_args};
-pub use bias::{AnswerBias, Branch, ChoicePoint, Margin, EMPTY_CALLS, NATIVE_TEXT, NO_TOOL_TASK};
+pub use bias::{AnswerBias, Branch, ChoicePoint, Margin, Margins, EMPTY_CALLS, NATIVE_TEXT, NO_TOOL_TASK};
+pub use calls::MoreCalls;
 pub use grammar::{after_tasks_lark, json_schema, lark, tasks_lark, KeyOrder, NativeStyle, Target, NO_TOOL};
 pub use matcher::GrammarConstraint;
 pub use optional::OptionalBias;
@@ -67,7 +69,9 @@ pub struct Choices {
     /// Added to the answer's logits where a fresh decision in the model's native format
     /// chooses between text and a call.
     pub native_bias: f32,
-    /// Receives the model's own margin at the first choice.
+    /// Added to another call's logits where a call has just closed (see [`calls`]).
+    pub more_calls: f32,
+    /// Receives the model's own margins at the choices watched.
     pub margin: Margin,
     /// Added to closing an object where another (optional) key could follow (see
     /// [`optional`]).
@@ -93,7 +97,7 @@ impl Choices {
 /// The constraint for one decision of `request`, asked as `ask`, on `model` under
 /// `strategy`: tasks-first replaces the calls-first envelope (a fresh prompt_json
 /// request); every other form is one grammar. Fresh envelope and native decisions have
-/// their answer-or-call choice watched.
+/// their answer-or-call choice and their number of calls watched.
 pub fn for_request(
     model: &ModelHandle,
     request: &DecisionRequest,
@@ -110,7 +114,8 @@ pub fn for_request(
     };
     let (bias, native_bias) = choice.answer_biases(&tools, &request.messages);
     let watched = |inner, point, bias| -> Box<dyn TokenConstraint + Send> {
-        finish(Box::new(AnswerBias::new(inner, space.clone(), point, bias, choice.margin.clone())))
+        let answer = AnswerBias::new(inner, space.clone(), point, bias, choice.margin.clone());
+        finish(Box::new(MoreCalls::new(answer, space.clone(), choice.more_calls, choice.margin.clone())))
     };
     if uses_tasks(target, strategy, &tools) && !after_results {
         let inner = TasksFirst::new(space.clone(), &tools)?;

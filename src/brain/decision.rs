@@ -42,6 +42,7 @@ pub(crate) fn decide(
         let Attempt { raw, prompt, decoding, stats: attempt_stats, warnings: attempt_warnings } = attempt(reminder)?;
         accumulate(&mut stats, &attempt_stats);
         warnings.extend(attempt_warnings);
+        let margins = margin.lock().map(|m| m.more_calls.iter().copied().map(f64::from).collect::<Vec<_>>()).unwrap_or_default();
         let decision = |ai: AiMessage, parsed: Option<&Parsed>, status, error: Option<String>, warnings: Vec<String>| Decision {
             ai,
             raw_output: raw.clone(),
@@ -55,7 +56,8 @@ pub(crate) fn decide(
                 reasoning: parsed.and_then(|p| p.reasoning.clone()),
                 stats: stats.clone(),
                 warnings,
-                no_call_margin: margin.lock().ok().and_then(|m| m.map(f64::from)),
+                no_call_margin: margin.lock().ok().and_then(|m| m.answer.map(f64::from)),
+                more_call_margins: margins.clone(),
                 ..DecisionReport::new(&profile.name, request.phase, request.tool_calling, Some(decoding))
             },
         };
@@ -74,6 +76,12 @@ pub(crate) fn decide(
         let stated = faithful::stated_text(&request.messages);
         let tools = crate::tools::spec::ToolSpec::parse_all(&request.tools).unwrap_or_default();
         let question = super::last_question(&request.messages).map(super::follow_up::new_question);
+        let added_call = margin.lock().is_ok_and(|m| m.added_call);
+        if parsed.plan.is_none() && added_call && !ai.tool_calls.is_empty() {
+            let first_made_up = profile.drop_made_up_calls && !super::made_up::made_up_calls(&ai.tool_calls[..1], &tools, &stated).is_empty();
+            let dropped = super::extra_call::check(&mut ai.tool_calls, question.unwrap_or_default(), first_made_up);
+            warnings.extend(dropped.iter().map(|c| format!("an added call doing no new work, dropped: {c}")));
+        }
         if let Some(question) = question {
             let restored = faithful::restore_brackets(&mut ai.tool_calls, question);
             warnings.extend(restored.iter().map(|r| format!("brackets restored from the request: {r}")));
@@ -93,6 +101,10 @@ pub(crate) fn decide(
         if profile.add_named_choices && !ai.tool_calls.is_empty() {
             let added = faithful::add_named_choices(&mut ai.tool_calls, &tools, question.unwrap_or_default());
             warnings.extend(added.iter().map(|a| format!("optional choice the request names, added: {a}")));
+        }
+        if parsed.plan.is_none() {
+            let repeated = drop_repeated_calls(&mut ai.tool_calls);
+            warnings.extend(repeated.iter().map(|name| format!("a call repeating an earlier one of this decision, dropped: {name}")));
         }
         // A plan's steps run the calls as mended above.
         if let Some(plan) = parsed.plan.as_mut() {
@@ -139,6 +151,24 @@ pub(crate) fn decide(
         }
         return Ok(decision(ai, Some(&parsed), DecisionStatus::Success, None, warnings));
     }
+}
+
+/// Drops each call that repeats an earlier one of the same decision (same tool, the
+/// arguments agreeing where both give one): it would only run the same work twice. A
+/// profile's `more_calls_bias` makes the model write a second call, which is such a repeat
+/// where the request asked for one thing. The names of the calls dropped, in order.
+fn drop_repeated_calls(calls: &mut Vec<ToolCall>) -> Vec<String> {
+    let mut kept: Vec<ToolCall> = Vec::with_capacity(calls.len());
+    let mut dropped = Vec::new();
+    for call in calls.drain(..) {
+        if kept.iter().any(|k| super::next_step::repeats(&call, k) || super::next_step::repeats(k, &call)) {
+            dropped.push(call.name);
+        } else {
+            kept.push(call);
+        }
+    }
+    *calls = kept;
+    dropped
 }
 
 /// Where the raw text goes on with an answer written again from the tool results.
@@ -264,6 +294,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::brain::constrain::Margins;
     use crate::brain::next_step::Dropped;
     use crate::protocol::{Phase, ToolCalling};
 
@@ -276,6 +307,7 @@ mod tests {
             exclusivity: Exclusivity::RetryThenContent,
             decoding: None,
             strategy: None,
+            more_calls_bias: None,
         }
     }
 
@@ -306,6 +338,42 @@ mod tests {
         assert_eq!(plan.plan[0].tool_call.as_ref().map(|c| &c.args["path"]), Some(&json!("docs/agent_intro.txt")));
         assert_eq!(decided.ai.tool_calls[1].args["expression"], "12*12");
         assert!(decided.report.warnings.iter().any(|w| w.contains(r#""2+2" -> "12*12""#)), "{:?}", decided.report.warnings);
+    }
+
+    /// `raw` decided for `question` under a profile with `more_calls_bias` 30, where the bias
+    /// made the second call or not (`added_call`).
+    fn decided_with_margins(question: &str, raw: &str, added_call: bool) -> Decision {
+        let tools = vec![json!({"type": "function", "function": {"name": "maps.directions", "parameters": {"type": "object", "properties": {
+            "origin": {"type": "string"}, "destination": {"type": "string"}, "mode": {"type": "string", "enum": ["driving", "walking", "cycling"]}
+        }, "required": ["origin", "destination"]}}})];
+        let request = DecisionRequest { messages: vec![crate::protocol::Message::user(question)], tools, ..request(ToolCalling::PromptJson) };
+        let margin = Margin::default();
+        *margin.lock().unwrap() = Margins { more_calls: vec![-14.0, -17.0], added_call, ..Margins::default() };
+        let attempt = |_| Ok(Attempt { raw: raw.into(), prompt: "p".into(), decoding: Decoding::Constrained, stats: DecisionStats::default(), warnings: Vec::new() });
+        decide(&Profile { more_calls_bias: 30.0, ..Profile::default() }, &request, &margin, Vec::new(), attempt).unwrap()
+    }
+
+    #[test]
+    fn an_added_call_stays_only_for_new_work_and_a_repeated_one_goes() {
+        let call = |id: &str, mode: &str| format!(r#"{{"id": "{id}", "name": "maps.directions", "args": {{"origin": "Louvre", "destination": "Eiffel Tower", "mode": "{mode}"}}}}"#);
+        let raw = |calls: &[String]| format!(r#"{{"tool_calls": [{}], "content": ""}}"#, calls.join(", "));
+        let two = raw(&[call("call_001", "walking"), call("call_002", "cycling")]);
+        // Walking and cycling asked for: the added call does the second.
+        let both = decided_with_margins("Walking and cycling directions from the Louvre to the Eiffel Tower.", &two, true);
+        assert_eq!(both.ai.tool_calls.len(), 2, "{:?}", both.report.warnings);
+        assert_eq!(both.report.more_call_margins, [-14.0, -17.0]);
+        // Walking only: cycling is a value nobody asked for; the call goes.
+        let one = decided_with_margins("Walking directions from the Louvre to the Eiffel Tower.", &two, true);
+        assert_eq!(one.ai.tool_calls.len(), 1);
+        assert_eq!(one.ai.tool_calls[0].args["mode"], "walking");
+        assert!(one.report.warnings.iter().any(|w| w.starts_with("an added call doing no new work, dropped: maps.directions(")), "{:?}", one.report.warnings);
+        // The model's own second call is not judged.
+        let own = decided_with_margins("Walking directions from the Louvre to the Eiffel Tower.", &two, false);
+        assert_eq!(own.ai.tool_calls.len(), 2);
+        // The same call twice: the repeat goes, whoever wrote it.
+        let twice = decided_with_margins("Walking directions from the Louvre to the Eiffel Tower.", &raw(&[call("call_001", "walking"), call("call_002", "walking")]), false);
+        assert_eq!(twice.ai.tool_calls.len(), 1);
+        assert_eq!(twice.report.warnings, ["a call repeating an earlier one of this decision, dropped: maps.directions"]);
     }
 
     #[test]

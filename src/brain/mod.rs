@@ -11,6 +11,7 @@ pub mod config;
 pub mod constrain;
 pub mod context;
 mod decision;
+pub mod extra_call;
 pub mod faithful;
 pub mod fetch;
 pub mod follow_up;
@@ -50,6 +51,9 @@ pub struct DecisionRequest {
     pub decoding: Option<Decoding>,
     /// Overrides the profile's decision strategy when set.
     pub strategy: Option<Strategy>,
+    /// Overrides the profile's `more_calls_bias` when set (the next-step check asks with none:
+    /// there a call more is what it decides).
+    pub more_calls_bias: Option<f32>,
 }
 
 /// What a brain answers.

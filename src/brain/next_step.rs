@@ -107,6 +107,9 @@ fn ask(
         messages: vec![self::request(progress)],
         tool_calling: ToolCalling::PromptJson,
         strategy: Some(Strategy::CallsFirst),
+        // A call more is what the check decides: pushed to one after a repeat, the 0.5B
+        // made a call the request did not need (dev multi_turn: 1 right, 2 lost).
+        more_calls_bias: Some(0.0),
         ..request.clone()
     };
     let checked = brain.decide(&fresh, on_token, cancel)?;
@@ -221,7 +224,7 @@ pub fn conversation_text(messages: &[Message]) -> String {
 
 /// Same tool, and the arguments agree on every key both give (a repeat may add or leave
 /// out an optional one).
-fn repeats(call: &ToolCall, made: &ToolCall) -> bool {
+pub(crate) fn repeats(call: &ToolCall, made: &ToolCall) -> bool {
     call.name == made.name && call.args.iter().all(|(k, v)| made.args.get(k).is_none_or(|w| same_value(v, w)))
 }
 
@@ -289,7 +292,7 @@ fn close(a: f64, b: f64) -> bool {
 
 /// Whether `value` is written in `haystack` (already [`normalized`]): case, blanks and
 /// closing punctuation aside. A date or time may be written in another notation.
-fn found(value: &str, haystack: &str) -> bool {
+pub(crate) fn found(value: &str, haystack: &str) -> bool {
     let wanted = normalized(value.trim_end_matches(['.', '。', '!', '！', '?', '？', ';', '；', ',', '，']));
     wanted.is_empty() || haystack.contains(&wanted) || date_or_time(value)
 }

@@ -77,6 +77,7 @@ pub fn run(args: DecideArgs) -> Result<ExitCode> {
         exclusivity: config.runtime.exclusivity,
         decoding: args.model.decoding,
         strategy: args.model.strategy,
+        more_calls_bias: None,
     };
     let mut brain = make_brain(&profile)?;
     let signals = interrupt::signal_runtime()?;

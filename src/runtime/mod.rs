@@ -213,6 +213,7 @@ impl Run<'_> {
             exclusivity: self.exclusivity,
             decoding: Some(settings.decoding),
             strategy: Some(settings.strategy),
+            more_calls_bias: None,
         };
         let brain = self.brain.clone();
         let events = self.events.clone();

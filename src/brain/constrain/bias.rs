@@ -41,8 +41,21 @@ pub const NO_TOOL_TASK: ChoicePoint = ChoicePoint { prefix: "\"tool\":\"", answe
 pub const NATIVE_TEXT: ChoicePoint =
     ChoicePoint { prefix: "", answer: Branch::NotOpening(&["<tool_call>", "<function=", "```"]) };
 
-/// The margin at the first choice, shared with the brain that reports it.
-pub type Margin = Arc<Mutex<Option<f32>>>;
+/// What the watched choices measured, shared with the brain that reports it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Margins {
+    /// The first answer-or-call choice: the answer's best logit minus the call's.
+    pub answer: Option<f32>,
+    /// Each choice after a call closed ([`super::calls`]) where both ways were open, in
+    /// order: another call's best logit minus the end's.
+    pub more_calls: Vec<f32>,
+    /// The bias made the first such choice: the model preferred to end its calls after the
+    /// first, and wrote a second one.
+    pub added_call: bool,
+}
+
+/// The margins of one decision, shared with the brain that reports them.
+pub type Margin = Arc<Mutex<Margins>>;
 
 pub struct AnswerBias<C> {
     inner: C,
@@ -148,7 +161,7 @@ impl<C: TokenConstraint> TokenConstraint for AnswerBias<C> {
         if best_answer.is_finite() && best_other.is_finite() && !self.decided {
             // Overwritten until the choice is made: blanks before it choose nothing.
             let mut margin = self.margin.lock().map_err(|_| "margin lock poisoned".to_string())?;
-            *margin = Some(best_answer - best_other);
+            margin.answer = Some(best_answer - best_other);
         }
         Ok(any)
     }
@@ -215,7 +228,7 @@ mod tests {
                 break;
             }
         }
-        let m = *margin.lock().unwrap();
+        let m = margin.lock().unwrap().answer;
         (out, m)
     }
 
@@ -277,7 +290,7 @@ mod tests {
             c.commit(best as u32).unwrap();
             out.push(char::from(best as u8));
         }
-        let m = *margin.lock().unwrap();
+        let m = margin.lock().unwrap().answer;
         (out, m)
     }
 

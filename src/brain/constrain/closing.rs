@@ -6,7 +6,7 @@
 //! as soon as its grammar can; where none is allowed (a required key still to come, a
 //! pattern still open) the model goes on under the grammar as before.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use super::super::generate::TokenConstraint;
 use super::TokenSpace;
@@ -75,16 +75,7 @@ impl<C> Closing<C> {
 
 /// Each token's [`Kind`], computed once per token space.
 fn kinds(space: &Arc<TokenSpace>) -> Arc<Vec<Kind>> {
-    type Cache = std::sync::Mutex<Vec<(std::sync::Weak<TokenSpace>, Arc<Vec<Kind>>)>>;
-    static CACHE: OnceLock<Cache> = OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
-    if let Ok(mut cache) = cache.lock() {
-        cache.retain(|(space, _)| space.strong_count() > 0);
-        if let Some((_, found)) = cache.iter().find(|(s, _)| s.upgrade().is_some_and(|s| Arc::ptr_eq(&s, space))) {
-            return found.clone();
-        }
-    }
-    let table: Arc<Vec<Kind>> = Arc::new(
+    space.table("closing kinds", |space| {
         (0..space.vocab_size() as u32)
             .map(|id| {
                 let bytes = space.token_bytes(id);
@@ -101,12 +92,8 @@ fn kinds(space: &Arc<TokenSpace>) -> Arc<Vec<Kind>> {
                     Kind::Other
                 }
             })
-            .collect(),
-    );
-    if let Ok(mut cache) = cache.lock() {
-        cache.push((Arc::downgrade(space), table.clone()));
-    }
-    table
+            .collect()
+    })
 }
 
 impl<C: TokenConstraint> TokenConstraint for Closing<C> {

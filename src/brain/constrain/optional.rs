@@ -61,7 +61,7 @@ fn step(text: &str) -> Step {
 
 /// The JSON structure around the end of the text so far.
 #[derive(Clone, Debug, Default)]
-struct JsonCursor {
+pub(super) struct JsonCursor {
     /// Open objects (`{`) and arrays (`[`).
     stack: Vec<u8>,
     in_string: bool,
@@ -69,7 +69,7 @@ struct JsonCursor {
 }
 
 impl JsonCursor {
-    fn push(&mut self, text: &[u8]) {
+    pub(super) fn push(&mut self, text: &[u8]) {
         for &b in text {
             if self.in_string {
                 match (self.escaped, b) {
@@ -90,6 +90,15 @@ impl JsonCursor {
                 _ => {}
             }
         }
+    }
+
+    /// The open objects and arrays, outermost first.
+    pub(super) fn stack(&self) -> &[u8] {
+        &self.stack
+    }
+
+    pub(super) fn in_string(&self) -> bool {
+        self.in_string
     }
 
     /// Directly inside an object, outside any string.

@@ -4,6 +4,7 @@
 //! special, so no grammar text can produce them; the end of turn is allowed only where the
 //! grammar is complete. Built once per model and shared by every decision.
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -26,6 +27,8 @@ pub struct TokenSpace {
     /// Grammars compiled before, by their Lark text (the same tools schema, way and form
     /// give the same text): each decision gets a copy of its grammar's fresh parser.
     compiled: Mutex<HashMap<String, TokenParser>>,
+    /// Tables over the vocabulary that wrappers compute once (see [`TokenSpace::table`]).
+    tables: Mutex<HashMap<&'static str, Arc<dyn Any + Send + Sync>>>,
 }
 
 /// Most compiled grammars kept per token space (all are dropped when it is full).
@@ -90,7 +93,7 @@ impl TokenSpace {
         let mut factory = ParserFactory::new_simple(&env).map_err(|e| ConstrainError::Vocabulary(e.to_string()))?;
         // Warnings would go to stderr, under the TUI.
         factory.quiet();
-        Ok(Self { factory, compiled: Mutex::default() })
+        Ok(Self { factory, compiled: Mutex::default(), tables: Mutex::default() })
     }
 
     /// The shared token space of a loaded model (built on first use, about 0.6 s for a
@@ -159,6 +162,19 @@ impl TokenSpace {
             compiled.insert(lark.to_string(), parser.deep_clone());
         }
         Ok(Matcher::new(Ok(parser)))
+    }
+
+    /// The table `name` over this vocabulary, built by `build` on first use and kept (a
+    /// token's kind for a wrapper, say: computing it takes a pass over 150k tokens).
+    pub fn table<T: Any + Send + Sync>(&self, name: &'static str, build: impl FnOnce(&Self) -> T) -> Arc<T> {
+        if let Some(found) = self.tables.lock().ok().and_then(|t| t.get(name).cloned()).and_then(|t| t.downcast::<T>().ok()) {
+            return found;
+        }
+        let table = Arc::new(build(self));
+        if let Ok(mut tables) = self.tables.lock() {
+            tables.insert(name, table.clone());
+        }
+        table
     }
 
     /// How many compiled grammars are kept.

@@ -1,0 +1,219 @@
+//! The second call a profile's `more_calls_bias` made the model write, kept only where it
+//! does work the first does not.
+//!
+//! Pushed past its own preference to end the calls after the first one
+//! ([`super::constrain::MoreCalls`]), the 0.5B writes the second task where the request
+//! has one ("walking and cycling directions", "its current quote"), and otherwise the first
+//! call again with a value changed that nobody asked for (`celsius` where `fahrenheit` was
+//! asked, `gcd(126, 84)` after `gcd(84, 126)`, `include_hourly: true`, `activity: "active"`
+//! for "moderately active"), or another tool with a word of the request as its value
+//! (`search_products(query: "price")` for "how has the price changed"). So the added call
+//! stays only where the request asks for it ([`new_work`]); otherwise it goes, with every
+//! call after it (written only because it was).
+
+use serde_json::Value;
+
+use super::next_step::collect_leaves;
+use crate::protocol::ToolCall;
+use crate::text::normalized;
+
+/// Drops the added call (the second) and those after it unless it does new work for
+/// `question` ([`new_work`]), or whatever it does when the first call was made up (a
+/// request no tool does, see [`super::made_up`]: the calls after it only add to that); the
+/// dropped calls, one line each.
+pub fn check(calls: &mut Vec<ToolCall>, question: &str, first_made_up: bool) -> Vec<String> {
+    if calls.len() < 2 || (!first_made_up && new_work(&calls[1], &calls[..1], question)) {
+        return Vec::new();
+    }
+    calls.drain(1..).map(|c| format!("{}({})", c.name, Value::Object(c.args.clone()))).collect()
+}
+
+/// Whether `call` does something `question` asks for that the `earlier` calls do not:
+/// - the same tool as an earlier call with another value for one of its parameters, both
+///   values written in the question side by side ("walking and cycling", "2024-09-01 和
+///   2024-09-02", "in Seoul and in Busan"), the new one held by no earlier call (two
+///   numbers swapped are no new work);
+/// - another tool, whose name has a word (three letters or more) the question writes and no
+///   earlier tool's name has ("its current quote": `stocks.quote`);
+/// - another tool, in a question of two parts or more (sentences, questions, "..., and"),
+///   with a value of four characters or more that the question writes and no earlier call
+///   holds ("北京现在天气怎么样？PM2.5 是多少？": `pollutant: "pm2.5"`).
+pub fn new_work(call: &ToolCall, earlier: &[ToolCall], question: &str) -> bool {
+    let haystack = normalized(question);
+    let mut held = Vec::new();
+    for made in earlier {
+        for value in made.args.values() {
+            collect_leaves(value, &mut held);
+        }
+    }
+    let unheld = |value: &Value| !held.iter().any(|h| same(value, h));
+    let side_by_side = earlier.iter().filter(|e| e.name == call.name).any(|e| {
+        call.args.iter().any(|(param, value)| e.args.get(param).is_some_and(|before| unheld(value) && coordinated(before, value, &haystack)))
+    });
+    if side_by_side {
+        return true;
+    }
+    if earlier.iter().any(|e| e.name == call.name) {
+        return false;
+    }
+    if names_another_tool(call, earlier, question) {
+        return true;
+    }
+    let mut leaves = Vec::new();
+    for value in call.args.values() {
+        collect_leaves(value, &mut leaves);
+    }
+    let long_new_value = leaves.iter().any(|leaf| {
+        leaf.as_str().is_some_and(|s| normalized(s).chars().count() >= 4) && written(leaf, &haystack) && unheld(leaf)
+    });
+    long_new_value && parts(question) >= 2
+}
+
+/// Words and marks that join two values of a list.
+const JOINERS: [&str; 11] = ["and", "or", "vs", "和", "与", "及", "跟", "或", "、", ",", "，"];
+
+/// Whether `a` and `b` (leaves: strings or numbers) are both written in `haystack` (already
+/// [`normalized`]) with only a joiner between them and at most twelve characters in all.
+fn coordinated(a: &Value, b: &Value, haystack: &str) -> bool {
+    let (Some(a), Some(b)) = (spelled(a), spelled(b)) else { return false };
+    let places = |wanted: &str| haystack.match_indices(wanted).map(|(i, m)| (i, i + m.len())).collect::<Vec<_>>();
+    let (at_a, at_b) = (places(&a), places(&b));
+    at_a.iter().any(|&(a_start, a_end)| {
+        at_b.iter().any(|&(b_start, b_end)| {
+            let gap = if a_end <= b_start { &haystack[a_end..b_start] } else if b_end <= a_start { &haystack[b_end..a_start] } else { return false };
+            gap.chars().count() <= 12 && JOINERS.iter().any(|j| gap.contains(j))
+        })
+    })
+}
+
+/// A leaf as the question would write it ([`normalized`]); `None` for booleans and nulls.
+fn spelled(leaf: &Value) -> Option<String> {
+    match leaf {
+        Value::String(s) if !s.trim().is_empty() => Some(normalized(s)),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// The parts of a question: its sentences and questions, and the clauses ", and" or "并"
+/// joins.
+fn parts(question: &str) -> usize {
+    let marked = question.replace(", and ", "。").replace(". ", "。").replace("，并", "。").replace("; ", "。").replace('；', "。");
+    marked.split(['?', '!', '。', '？', '！', '\n']).filter(|part| part.chars().any(char::is_alphanumeric)).count()
+}
+
+/// A string the question writes as it is (case and blanks aside).
+fn written(leaf: &Value, haystack: &str) -> bool {
+    leaf.as_str().is_some_and(|s| haystack.contains(&normalized(s)))
+}
+
+/// The same value: strings case and blanks aside, numbers by size (a sign changed is no new
+/// value: `b: 3` after `b: -3`).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::String(x), Value::String(y)) => normalized(x) == normalized(y),
+        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
+            (Some(x), Some(y)) => (x.abs() - y.abs()).abs() <= 1e-9 * x.abs().max(1.0),
+            _ => false,
+        },
+        _ => a == b,
+    }
+}
+
+fn name_words(name: &str) -> impl Iterator<Item = String> + '_ {
+    name.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| w.len() >= 3).map(str::to_ascii_lowercase)
+}
+
+fn names_another_tool(call: &ToolCall, earlier: &[ToolCall], question: &str) -> bool {
+    if earlier.iter().any(|e| e.name == call.name) {
+        return false;
+    }
+    let question_words: Vec<String> = question
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let earlier_words: Vec<String> = earlier.iter().flat_map(|e| name_words(&e.name)).collect();
+    name_words(&call.name).any(|w| !earlier_words.contains(&w) && question_words.iter().any(|q| q == &w || q.strip_suffix('s') == Some(w.as_str()) || w.strip_suffix('s') == Some(q.as_str())))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn call(name: &str, args: Value) -> ToolCall {
+        ToolCall { id: "call_001".into(), name: name.into(), args: args.as_object().unwrap().clone() }
+    }
+
+    #[test]
+    fn a_second_call_stays_when_it_does_another_task_the_request_names() {
+        let walk = call("maps.directions", json!({"origin": "Louvre", "destination": "Eiffel Tower", "mode": "walking"}));
+        let cycle = call("maps.directions", json!({"origin": "Louvre", "destination": "Eiffel Tower", "mode": "cycling"}));
+        assert!(new_work(&cycle, &[walk.clone()], "Get walking and cycling directions from the Louvre to the Eiffel Tower."));
+        let day1 = call("currency.history", json!({"base": "USD", "quote": "CNY", "date": "2024-09-01"}));
+        let day2 = call("currency.history", json!({"base": "USD", "quote": "CNY", "date": "2024-09-02"}));
+        assert!(new_work(&day2, &[day1], "查询 2024-09-01 和 2024-09-02 美元兑人民币的汇率。"));
+        let history = call("stocks.history", json!({"symbol": "TSLA", "interval": "weekly"}));
+        let quote = call("stocks.quote", json!({"symbol": "TSLA"}));
+        assert!(new_work(&quote, &[history], "Weekly prices of TSLA from January 1, 2024 to June 28, 2024, and its current quote."));
+        let weather = call("weather.current", json!({"city": "北京"}));
+        let air = call("weather.air_quality", json!({"city": "北京", "pollutant": "pm2.5"}));
+        assert!(new_work(&air, &[weather], "北京现在天气怎么样？PM2.5 是多少？"));
+        let seoul = call("weather.current", json!({"city": "Seoul"}));
+        let busan = call("weather.current", json!({"city": "Busan"}));
+        assert!(new_work(&busan, &[seoul], "Current weather in Seoul and in Busan, and convert 1000 KRW to USD."));
+        let small = call("finance.compound_interest", json!({"principal": 5000, "years": 5}));
+        let large = call("finance.compound_interest", json!({"principal": 20000, "years": 5}));
+        assert!(new_work(&large, &[small], "分别计算 5000 元和 20000 元存 5 年的本息和。"));
+    }
+
+    #[test]
+    fn a_second_call_that_only_changes_what_nobody_asked_goes_with_those_after_it() {
+        let question = "What's the weather in Lisbon right now, in fahrenheit?";
+        let mut calls = vec![
+            call("weather.current", json!({"city": "Lisbon", "unit": "fahrenheit"})),
+            call("weather.current", json!({"city": "Lisbon", "unit": "celsius"})),
+            call("weather.current", json!({"city": "Lisboa", "unit": "kelvin"})),
+        ];
+        let dropped = check(&mut calls, question, false);
+        assert_eq!(calls.len(), 1);
+        assert_eq!(dropped.len(), 2, "{dropped:?}");
+        assert!(dropped[0].starts_with("weather.current(") && dropped[0].contains("celsius"), "{dropped:?}");
+        // Numbers swapped or with a sign changed, a boolean turned on, another tool the
+        // request does not name: no new work.
+        let gcd = call("math.gcd", json!({"a": 84, "b": 126}));
+        assert!(!new_work(&call("math.gcd", json!({"a": 126, "b": 84})), &[gcd.clone()], "GCD of 84 and 126?"));
+        let quad = call("math.solve_quadratic", json!({"a": 2, "b": -3, "c": -5}));
+        assert!(!new_work(&call("math.solve_quadratic", json!({"a": 2, "b": 3, "c": 5})), &[quad], "Solve 2x^2 - 3x - 5 = 0."));
+        let forecast = call("weather.forecast", json!({"city": "北京", "include_hourly": false}));
+        assert!(!new_work(&call("weather.forecast", json!({"city": "北京", "include_hourly": true})), &[forecast], "北京未来 7 天的天气预报"));
+        let lcm = call("math.lcm", json!({"numbers": [12, 18, 30]}));
+        assert!(!new_work(&call("math.gcd", json!({"a": 12, "b": 18})), &[lcm], "What is the LCM of 12, 18 and 30?"));
+        // A word of the request that the first call already stands for, or that is no second
+        // task: the dev cases where a looser check kept the added call.
+        let calories = call("health.daily_calories", json!({"age": 34, "weight_kg": 70, "activity": "moderate"}));
+        let active = call("health.daily_calories", json!({"age": 34, "weight_kg": 70, "activity": "active"}));
+        assert!(!new_work(&active, &[calories], "How many calories a day does a 34-year-old woman need: 70 kg, 165 cm, moderately active?"));
+        let history = call("shop.price_history", json!({"product_id": "SKU-40017", "days": 30}));
+        let search = call("shop.search_products", json!({"query": "price"}));
+        assert!(!new_work(&search, &[history], "How has the price of SKU-40017 changed over the last 30 days?"));
+        let lights = call("home.lights", json!({"room": "bedroom", "on": false}));
+        let reminder = call("reminders.create", json!({"text": "Turn off the bedroom lights.", "remind_at": "2023-10-01 12:00"}));
+        assert!(!new_work(&reminder, &[lights], "Turn off the bedroom lights."));
+        let energy = call("physics.kinetic_energy", json!({"mass_kg": 2, "velocity_ms": 3.5}));
+        let weight = call("unit.convert_weight", json!({"value": 2, "from_unit": "kg", "to_unit": "jin"}));
+        assert!(!new_work(&weight, &[energy], "A 2 kg ball moves at 3.5 m/s. What's its kinetic energy?"));
+        // One call: nothing to check.
+        let mut one = vec![gcd];
+        assert!(check(&mut one, "GCD of 84 and 126?", true).is_empty() && one.len() == 1);
+        // A first call made up: the added one goes, new work or not.
+        let walk = call("maps.directions", json!({"origin": "Louvre", "mode": "walking"}));
+        let cycle = call("maps.directions", json!({"origin": "Louvre", "mode": "cycling"}));
+        let mut calls = vec![walk.clone(), cycle.clone()];
+        assert_eq!(check(&mut calls, "Walking and cycling from the Louvre.", false).len(), 0);
+        assert_eq!(check(&mut calls, "Walking and cycling from the Louvre.", true).len(), 1);
+        assert_eq!(calls, [walk]);
+    }
+}
