@@ -129,10 +129,17 @@ fn report(label: &str, stats: &DecisionStats) -> f64 {
 fn assert_well_formed(label: &str, decision: &Decision, request: &DecisionRequest) {
     let raw = &decision.raw_output;
     assert!(decision.valid(), "{label}: invalid decision ({:?}) from raw output:\n{raw}", decision.report.error);
-    // Arguments nobody stated, left out (`omit_unstated_optional`), and the calculation or the
+    // Arguments nobody stated, left out (`omit_unstated_optional`), the calculation or the
     // optional choice the request asks for, added (`add_wanted_expression`, `add_named_choices`),
-    // are the profile's policy, not a repair of what the grammar let through.
-    const POLICY: [&str; 3] = ["optional argument nobody stated", "the calculation the request asks for", "optional choice the request names"];
+    // and the call `more_calls_bias` adds, dropped where it does no new work, are the
+    // profile's policy, not a repair of what the grammar let through.
+    const POLICY: [&str; 5] = [
+        "optional argument nobody stated",
+        "the calculation the request asks for",
+        "optional choice the request names",
+        "an added call doing no new work",
+        "a call repeating an earlier one of this decision",
+    ];
     let repairs: Vec<&String> = decision.report.warnings.iter().filter(|w| !POLICY.iter().any(|p| w.starts_with(p))).collect();
     assert!(repairs.is_empty(), "{label}: warnings {repairs:?} for raw output:\n{raw}");
     let parsed = parse::parse(raw, &request.tools, request.phase).unwrap();
@@ -468,4 +475,39 @@ fn a_follow_up_question_is_asked_afresh_and_calls() {
         assert_eq!((call.name.as_str(), &call.args["city"]), ("weather.air_quality", &json!("成都")), "{way:?}");
         assert_eq!(decision.report.tool_calling, way);
     }
+}
+
+/// Two tasks in one request (dev case `parallel_143`): the 0.5B ends its calls after the
+/// first, by a wide margin, in both ways; with the profile's `more_calls_bias` it writes the
+/// second, which stays because it does what the request asks (cycling) and the first does
+/// not. Asked for one thing, the call it adds goes.
+#[test]
+fn a_second_task_gets_its_call_and_a_call_nobody_asked_for_goes() {
+    let _serial = serial();
+    let tools = vec![json!({"type": "function", "function": {"name": "maps.directions", "description": "Directions between two places.", "parameters": {"type": "object", "properties": {
+        "origin": {"type": "string", "description": "Start place."},
+        "destination": {"type": "string", "description": "End place."},
+        "mode": {"type": "string", "description": "Travel mode.", "enum": ["driving", "walking", "cycling", "transit"]}
+    }, "required": ["origin", "destination"]}}})];
+    let ask = |question: &str, way| DecisionRequest { tools: tools.clone(), ..request(vec![Message::user(question)], Phase::React, way, Decoding::Constrained) };
+    let both = "Get walking and cycling directions from the Louvre to the Eiffel Tower.";
+    let modes = |d: &Decision| d.ai.tool_calls.iter().map(|c| c.args.get("mode").and_then(Value::as_str).unwrap_or("").to_string()).collect::<Vec<_>>();
+
+    let configured = profile(MAX_NEW_TOKENS);
+    assert!(configured.more_calls_bias > 0.0, "the default profile adds a call");
+    let mut own = CandleBrain::load(&Profile { more_calls_bias: 0.0, ..configured.clone() }).unwrap();
+    let mut biased = CandleBrain::load(&configured).unwrap();
+    for way in [ToolCalling::PromptJson, ToolCalling::Builtin] {
+        let decided = decide(&mut own, &ask(both, way));
+        assert_eq!(modes(&decided), ["walking"], "{way:?}: {}", decided.raw_output);
+        let margin = decided.report.more_call_margins.first().copied().unwrap_or_else(|| panic!("{way:?}: no margin recorded"));
+        assert!(margin < 0.0 && margin + f64::from(configured.more_calls_bias) > 0.0, "{way:?}: margin {margin}");
+
+        let decided = decide(&mut biased, &ask(both, way));
+        assert_eq!(modes(&decided), ["walking", "cycling"], "{way:?}: {}", decided.raw_output);
+    }
+    let one = decide(&mut biased, &ask("Get walking directions from the Louvre to the Eiffel Tower.", ToolCalling::PromptJson));
+    assert_eq!(modes(&one), ["walking"], "{}", one.raw_output);
+    let dropped = ["an added call doing no new work, dropped", "a call repeating an earlier one of this decision, dropped"];
+    assert!(one.report.warnings.iter().any(|w| dropped.iter().any(|d| w.starts_with(d))), "{:?}", one.report.warnings);
 }

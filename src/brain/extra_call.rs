@@ -33,11 +33,11 @@ pub fn check(calls: &mut Vec<ToolCall>, question: &str, first_made_up: bool) -> 
 ///   values written in the question side by side ("walking and cycling", "2024-09-01 和
 ///   2024-09-02", "in Seoul and in Busan"), the new one held by no earlier call (two
 ///   numbers swapped are no new work);
-/// - another tool, whose name has a word (three letters or more) the question writes and no
-///   earlier tool's name has ("its current quote": `stocks.quote`);
-/// - another tool, in a question of two parts or more (sentences, questions, "..., and"),
-///   with a value of four characters or more that the question writes and no earlier call
-///   holds ("北京现在天气怎么样？PM2.5 是多少？": `pollutant: "pm2.5"`).
+/// - in a question of two parts or more ([`parts`]), another tool whose name has a word
+///   (three letters or more) the question writes and no earlier tool's name has ("..., and
+///   its current quote": `stocks.quote`), or that takes a value of four characters or more
+///   that the question writes and no earlier call holds ("北京现在天气怎么样？PM2.5 是多少？":
+///   `pollutant: "pm2.5"`).
 pub fn new_work(call: &ToolCall, earlier: &[ToolCall], question: &str) -> bool {
     let haystack = normalized(question);
     let mut held = Vec::new();
@@ -53,7 +53,9 @@ pub fn new_work(call: &ToolCall, earlier: &[ToolCall], question: &str) -> bool {
     if side_by_side {
         return true;
     }
-    if earlier.iter().any(|e| e.name == call.name) {
+    // Another tool is another task: a question of one part has none (`time.now` for "is
+    // flight UA857 on time today?", `calendar.list_events` for "cancel event evt_2208").
+    if earlier.iter().any(|e| e.name == call.name) || parts(question) < 2 {
         return false;
     }
     if names_another_tool(call, earlier, question) {
@@ -66,7 +68,7 @@ pub fn new_work(call: &ToolCall, earlier: &[ToolCall], question: &str) -> bool {
     let long_new_value = leaves.iter().any(|leaf| {
         leaf.as_str().is_some_and(|s| normalized(s).chars().count() >= 4) && written(leaf, &haystack) && unheld(leaf)
     });
-    long_new_value && parts(question) >= 2
+    long_new_value
 }
 
 /// Words and marks that join two values of a list.
@@ -95,10 +97,13 @@ fn spelled(leaf: &Value) -> Option<String> {
     }
 }
 
-/// The parts of a question: its sentences and questions, and the clauses ", and" or "并"
-/// joins.
+/// The parts of a question: its sentences and questions, and what "and", "also", "再",
+/// "并" or "然后" join (two values joined count too: the tool tells them apart).
 fn parts(question: &str) -> usize {
-    let marked = question.replace(", and ", "。").replace(". ", "。").replace("，并", "。").replace("; ", "。").replace('；', "。");
+    let mut marked = question.to_string();
+    for joiner in [" and ", " also ", ". ", "; ", "；", "再", "并", "然后"] {
+        marked = marked.replace(joiner, "。");
+    }
     marked.split(['?', '!', '。', '？', '！', '\n']).filter(|part| part.chars().any(char::is_alphanumeric)).count()
 }
 
@@ -205,6 +210,12 @@ mod tests {
         let energy = call("physics.kinetic_energy", json!({"mass_kg": 2, "velocity_ms": 3.5}));
         let weight = call("unit.convert_weight", json!({"value": 2, "from_unit": "kg", "to_unit": "jin"}));
         assert!(!new_work(&weight, &[energy], "A 2 kg ball moves at 3.5 m/s. What's its kinetic energy?"));
+        // Another tool for a question of one part (two holdout cases).
+        let status = call("flights.status", json!({"flight_number": "UA857"}));
+        assert!(!new_work(&call("time.now", json!({"timezone": "Europe/London"})), &[status], "Is flight UA857 on time today?"));
+        let cancel = call("calendar.cancel_event", json!({"event_id": "evt_2208", "notify_attendees": false}));
+        let list = call("calendar.list_events", json!({"start_date": "2023-01-01", "keyword": "event"}));
+        assert!(!new_work(&list, &[cancel], "Cancel event evt_2208, but don't notify the attendees."));
         // One call: nothing to check.
         let mut one = vec![gcd];
         assert!(check(&mut one, "GCD of 84 and 126?", true).is_empty() && one.len() == 1);
