@@ -65,10 +65,7 @@ pub fn new_work(call: &ToolCall, earlier: &[ToolCall], question: &str) -> bool {
     for value in call.args.values() {
         collect_leaves(value, &mut leaves);
     }
-    let long_new_value = leaves.iter().any(|leaf| {
-        leaf.as_str().is_some_and(|s| normalized(s).chars().count() >= 4) && written(leaf, &haystack) && unheld(leaf)
-    });
-    long_new_value
+    leaves.iter().any(|leaf| leaf.as_str().is_some_and(|s| normalized(s).chars().count() >= 4) && written(leaf, &haystack) && unheld(leaf))
 }
 
 /// Words and marks that join two values of a list.
@@ -129,10 +126,9 @@ fn name_words(name: &str) -> impl Iterator<Item = String> + '_ {
     name.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| w.len() >= 3).map(str::to_ascii_lowercase)
 }
 
+/// Whether the name of `call`'s tool (another than the `earlier` calls') has a word the
+/// question writes (a plural either side) and no earlier tool's name has.
 fn names_another_tool(call: &ToolCall, earlier: &[ToolCall], question: &str) -> bool {
-    if earlier.iter().any(|e| e.name == call.name) {
-        return false;
-    }
     let question_words: Vec<String> = question
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())
