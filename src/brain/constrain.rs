@@ -13,6 +13,28 @@
 //! The grammar is complete when the answer is: the decoder then stops (only the end of
 //! turn would be left). An answer cut off by `max_new_tokens` is still cut off.
 
+/// The [`TokenConstraint`] methods a wrapper that only masks and watches leaves to the
+/// constraint it wraps (its `inner`).
+macro_rules! forward_rest_to_inner {
+    () => {
+        fn is_finished(&self) -> bool {
+            self.inner.is_finished()
+        }
+
+        fn budget(&mut self, remaining: usize) {
+            self.inner.budget(remaining);
+        }
+
+        fn draft(&mut self) -> Vec<u32> {
+            self.inner.draft()
+        }
+
+        fn valid_prefix(&mut self, tokens: &[u32]) -> usize {
+            self.inner.valid_prefix(tokens)
+        }
+    };
+}
+
 mod bias;
 mod calls;
 mod closing;

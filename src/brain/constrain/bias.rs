@@ -178,17 +178,7 @@ impl<C: TokenConstraint> TokenConstraint for AnswerBias<C> {
         Ok(())
     }
 
-    fn is_finished(&self) -> bool {
-        self.inner.is_finished()
-    }
-
-    fn draft(&mut self) -> Vec<u32> {
-        self.inner.draft()
-    }
-
-    fn valid_prefix(&mut self, tokens: &[u32]) -> usize {
-        self.inner.valid_prefix(tokens)
-    }
+    forward_rest_to_inner!();
 }
 
 #[cfg(test)]

@@ -232,21 +232,7 @@ impl<C: TokenConstraint> TokenConstraint for MoreCalls<C> {
         Ok(())
     }
 
-    fn is_finished(&self) -> bool {
-        self.inner.is_finished()
-    }
-
-    fn budget(&mut self, remaining: usize) {
-        self.inner.budget(remaining);
-    }
-
-    fn draft(&mut self) -> Vec<u32> {
-        self.inner.draft()
-    }
-
-    fn valid_prefix(&mut self, tokens: &[u32]) -> usize {
-        self.inner.valid_prefix(tokens)
-    }
+    forward_rest_to_inner!();
 }
 
 #[cfg(test)]
