@@ -16,6 +16,8 @@ pub enum ConfigError {
     Yaml { file: String, source: serde_yaml::Error },
     #[error("unknown model_name '{name}'. Available: {available}")]
     UnknownProfile { name: String, available: String },
+    #[error("{file}: invalid model config: profile '{profile}': {field} must be a finite number")]
+    NotFinite { file: String, profile: String, field: &'static str },
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -302,6 +304,23 @@ pub struct ModelConfig {
     pub source: Option<PathBuf>,
 }
 
+impl Profile {
+    /// The first logit bias that is not a finite number (`.nan`, `.inf`): added to logits,
+    /// it would leave the decoder nothing to choose by.
+    fn non_finite_bias(&self) -> Option<&'static str> {
+        [
+            ("no_call_bias", Some(self.no_call_bias)),
+            ("builtin_no_call_bias", Some(self.builtin_no_call_bias)),
+            ("more_calls_bias", Some(self.more_calls_bias)),
+            ("omit_optional_bias", Some(self.omit_optional_bias)),
+            ("input_given_bias", self.input_given_bias),
+        ]
+        .into_iter()
+        .find(|(_, value)| value.is_some_and(|v| !v.is_finite()))
+        .map(|(field, _)| field)
+    }
+}
+
 impl ModelConfig {
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let file = path.display().to_string();
@@ -313,6 +332,11 @@ impl ModelConfig {
         }
         if config.model.name.is_empty() {
             config.model.name = "default".into();
+        }
+        for profile in std::iter::once(&config.model).chain(config.models.values()) {
+            if let Some(field) = profile.non_finite_bias() {
+                return Err(ConfigError::NotFinite { file, profile: profile.name.clone(), field });
+            }
         }
         config.source = Some(path.to_path_buf());
         Ok(config)
@@ -365,5 +389,18 @@ mod tests {
         std::fs::write(&path, "model:\n  max_new_tokenz: 3\n").unwrap();
         let err = ModelConfig::load(&path).unwrap_err().to_string();
         assert!(err.contains("model.yaml") && err.contains("max_new_tokenz"), "{err}");
+    }
+
+    #[test]
+    fn a_bias_that_is_no_finite_number_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("model.yaml");
+        std::fs::write(&path, "models:\n  small:\n    more_calls_bias: .nan\n").unwrap();
+        let err = ModelConfig::load(&path).unwrap_err().to_string();
+        assert!(err.contains("model.yaml") && err.contains("'small'") && err.contains("more_calls_bias must be a finite number"), "{err}");
+        std::fs::write(&path, "model:\n  no_call_bias: .inf\n").unwrap();
+        assert!(ModelConfig::load(&path).unwrap_err().to_string().contains("no_call_bias must be a finite number"));
+        std::fs::write(&path, "model:\n  more_calls_bias: 30\n").unwrap();
+        assert!(ModelConfig::load(&path).is_ok());
     }
 }
