@@ -42,7 +42,8 @@ pub(crate) fn decide(
         let Attempt { raw, prompt, decoding, stats: attempt_stats, warnings: attempt_warnings } = attempt(reminder)?;
         accumulate(&mut stats, &attempt_stats);
         warnings.extend(attempt_warnings);
-        let margins = margin.lock().map(|m| m.more_calls.iter().copied().map(f64::from).collect::<Vec<_>>()).unwrap_or_default();
+        // What the constraint watched in this attempt (one read: the lock is the decoder's).
+        let watched = margin.lock().map(|m| m.clone()).unwrap_or_default();
         let decision = |ai: AiMessage, parsed: Option<&Parsed>, status, error: Option<String>, warnings: Vec<String>| Decision {
             ai,
             raw_output: raw.clone(),
@@ -56,8 +57,8 @@ pub(crate) fn decide(
                 reasoning: parsed.and_then(|p| p.reasoning.clone()),
                 stats: stats.clone(),
                 warnings,
-                no_call_margin: margin.lock().ok().and_then(|m| m.answer.map(f64::from)),
-                more_call_margins: margins.clone(),
+                no_call_margin: watched.answer.map(f64::from),
+                more_call_margins: watched.more_calls.iter().copied().map(f64::from).collect(),
                 ..DecisionReport::new(&profile.name, request.phase, request.tool_calling, Some(decoding))
             },
         };
@@ -76,8 +77,7 @@ pub(crate) fn decide(
         let stated = faithful::stated_text(&request.messages);
         let tools = crate::tools::spec::ToolSpec::parse_all(&request.tools).unwrap_or_default();
         let question = super::last_question(&request.messages).map(super::follow_up::new_question);
-        let added_call = margin.lock().is_ok_and(|m| m.added_call);
-        if parsed.plan.is_none() && added_call && !ai.tool_calls.is_empty() {
+        if parsed.plan.is_none() && watched.added_call && !ai.tool_calls.is_empty() {
             let first_made_up = profile.drop_made_up_calls && !super::made_up::made_up_calls(&ai.tool_calls[..1], &tools, &stated).is_empty();
             let dropped = super::extra_call::check(&mut ai.tool_calls, question.unwrap_or_default(), first_made_up);
             warnings.extend(dropped.iter().map(|c| format!("an added call doing no new work, dropped: {c}")));

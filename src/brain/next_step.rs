@@ -292,7 +292,7 @@ fn close(a: f64, b: f64) -> bool {
 
 /// Whether `value` is written in `haystack` (already [`normalized`]): case, blanks and
 /// closing punctuation aside. A date or time may be written in another notation.
-pub(crate) fn found(value: &str, haystack: &str) -> bool {
+fn found(value: &str, haystack: &str) -> bool {
     let wanted = normalized(value.trim_end_matches(['.', '。', '!', '！', '?', '？', ';', '；', ',', '，']));
     wanted.is_empty() || haystack.contains(&wanted) || date_or_time(value)
 }
