@@ -25,6 +25,8 @@ use std::path::{Component, Path, PathBuf};
 
 use chrono::{DateTime, Local};
 
+use crate::text::is_cjk;
+
 /// The memory folder's name in the workspace.
 pub const MEMORY_DIR: &str = "memory";
 /// The note that always goes into the context.
@@ -534,11 +536,6 @@ fn terms(text: &str) -> BTreeSet<String> {
     flush_word(&mut word, &mut out);
     flush_cjk(&mut cjk_run, &mut out);
     out
-}
-
-fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
-        0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2A6DF | 0x3040..=0x30FF | 0xAC00..=0xD7AF)
 }
 
 /// Shared terms over the geometric mean of both sizes (cosine of the term sets), so a

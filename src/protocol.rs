@@ -387,6 +387,10 @@ pub struct DecisionReport {
     /// minus the end's, before the profile's `more_calls_bias`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub more_call_margins: Vec<f64>,
+    /// Each boolean value a constrained decision chose, with its parameter: `true`'s best
+    /// logit minus `false`'s, before the profile's `true_bias`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bool_margins: Vec<(String, f64)>,
 }
 
 impl DecisionReport {
@@ -406,6 +410,7 @@ impl DecisionReport {
             warnings: Vec::new(),
             no_call_margin: None,
             more_call_margins: Vec::new(),
+            bool_margins: Vec::new(),
         }
     }
 

@@ -75,6 +75,12 @@ pub fn digits_written(text: &str) -> Vec<f64> {
     out
 }
 
+/// A Chinese, Japanese or Korean character (ideographs, kana, hangul).
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2A6DF | 0x3040..=0x30FF | 0xAC00..=0xD7AF)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

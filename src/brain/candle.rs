@@ -122,6 +122,7 @@ impl Brain for CandleBrain {
                     more_calls: request.more_calls_bias.unwrap_or(self.profile.more_calls_bias),
                     margin: margin.clone(),
                     omit_optional: self.profile.omit_optional_bias,
+                    true_bias: self.profile.true_bias,
                     input_given: self.profile.input_given_bias,
                 };
                 match constrain::for_request(&self.model, request, ask, strategy, &choice) {

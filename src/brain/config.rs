@@ -100,6 +100,9 @@ pub struct Profile {
     /// Added to closing an object where a constrained decision could go on to another key
     /// (an optional parameter): small models fill in values nobody asked for.
     pub omit_optional_bias: f32,
+    /// Added to `true` where a constrained decision writes a boolean value: small models
+    /// write `false` for a flag the request asks for in other words.
+    pub true_bias: f32,
     /// An optional argument whose value the conversation never writes (or that states
     /// nothing: `""`, `[]`) is left out of a decision's calls (`brain::faithful`).
     pub omit_unstated_optional: bool,
@@ -224,6 +227,7 @@ impl Default for Profile {
             builtin_no_call_bias: 0.0,
             more_calls_bias: 0.0,
             omit_optional_bias: 0.0,
+            true_bias: 0.0,
             omit_unstated_optional: false,
             drop_made_up_calls: false,
             add_wanted_expression: false,
@@ -313,6 +317,7 @@ impl Profile {
             ("builtin_no_call_bias", Some(self.builtin_no_call_bias)),
             ("more_calls_bias", Some(self.more_calls_bias)),
             ("omit_optional_bias", Some(self.omit_optional_bias)),
+            ("true_bias", Some(self.true_bias)),
             ("input_given_bias", self.input_given_bias),
         ]
         .into_iter()

@@ -36,6 +36,7 @@ macro_rules! forward_rest_to_inner {
 }
 
 mod bias;
+mod boolean;
 mod calls;
 mod closing;
 mod formats;
@@ -50,6 +51,7 @@ mod vocab;
 pub use closing::{Closing, RESERVE};
 pub use formats::{normalize, normalize_args};
 pub use bias::{AnswerBias, Branch, ChoicePoint, Margin, Margins, EMPTY_CALLS, NATIVE_TEXT, NO_TOOL_TASK};
+pub use boolean::TrueBias;
 pub use calls::MoreCalls;
 pub use grammar::{after_tasks_lark, json_schema, lark, tasks_lark, KeyOrder, NativeStyle, Target, NO_TOOL};
 pub use matcher::GrammarConstraint;
@@ -98,6 +100,8 @@ pub struct Choices {
     /// Added to closing an object where another (optional) key could follow (see
     /// [`optional`]).
     pub omit_optional: f32,
+    /// Added to `true` where a boolean value is chosen (see [`boolean`]).
+    pub true_bias: f32,
     /// Added to the answer's logits in place of both biases above when the latest user
     /// message gives what a tool takes: a file path ([`grounding::user_names_a_file`];
     /// answered without a call, the file's content is made up) or arithmetic
@@ -132,7 +136,8 @@ pub fn for_request(
     let space = TokenSpace::for_model(model)?;
     let tools = grounding::grounded(&ToolSpec::parse_all(&request.tools)?, &request.messages)?;
     let finish = |inner: Box<dyn TokenConstraint + Send>| -> Box<dyn TokenConstraint + Send> {
-        Box::new(Closing::new(OptionalBias::new(inner, space.clone(), choice.omit_optional), space.clone()))
+        let booleans = TrueBias::new(inner, space.clone(), choice.true_bias, choice.margin.clone());
+        Box::new(Closing::new(OptionalBias::new(booleans, space.clone(), choice.omit_optional), space.clone()))
     };
     let (bias, native_bias) = choice.answer_biases(&tools, &request.messages);
     let watched = |inner, point, bias| -> Box<dyn TokenConstraint + Send> {

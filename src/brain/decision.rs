@@ -59,6 +59,7 @@ pub(crate) fn decide(
                 warnings,
                 no_call_margin: watched.answer.map(f64::from),
                 more_call_margins: watched.more_calls.iter().copied().map(f64::from).collect(),
+                bool_margins: watched.booleans.iter().map(|(param, m)| (param.clone(), f64::from(*m))).collect(),
                 ..DecisionReport::new(&profile.name, request.phase, request.tool_calling, Some(decoding))
             },
         };

@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::next_step::{collect_leaves, number_stated};
 use super::{decision, faithful, synthesis, Brain, BrainError, Decision, DecisionRequest, DecisionStatus, TokenSink};
 use crate::protocol::{AiMessage, Message, Stream, ToolCall};
-use crate::text::{digits_written, normalized, numbers_written};
+use crate::text::{digits_written, is_cjk, normalized, numbers_written};
 use crate::tools::spec::ToolSpec;
 
 /// Where the raw text goes on with the question answered without tools.
@@ -79,6 +79,7 @@ pub fn made_up_calls(calls: &[ToolCall], tools: &[ToolSpec], conversation: &str)
     let mut numbers = numbers_written(&haystack);
     numbers.extend(digits_written(&haystack.replace([',', '-', '/', ':'], " ")));
     let figures_only: String = haystack.chars().filter(|c| !matches!(c, '-' | '+' | '(' | ')' | '.' | '/')).collect();
+    let words = Words::of(conversation);
     let mut out = Vec::new();
     for (index, call) in calls.iter().enumerate() {
         let Some(tool) = tools.iter().find(|t| t.name == call.name) else { continue };
@@ -92,6 +93,11 @@ pub fn made_up_calls(calls: &[ToolCall], tools: &[ToolSpec], conversation: &str)
             let default = spec.and_then(|s| s.get("default"));
             let mut leaves = Vec::new();
             collect_leaves(value, &mut leaves);
+            if let Value::String(text) = value {
+                if words.made_up(text) {
+                    return Some(format!("{}: {param} = {value}", call.name));
+                }
+            }
             let unstated = leaves.iter().any(|leaf| match leaf {
                 Value::Number(n) => !number_stated(n.as_f64().unwrap_or(f64::NAN), default, &numbers),
                 Value::String(text) => long_figures(text).any(|run| !figures_only.contains(run)),
@@ -104,6 +110,50 @@ pub fn made_up_calls(calls: &[ToolCall], tools: &[ToolSpec], conversation: &str)
         }
     }
     out
+}
+
+/// The words of a conversation, to judge a required string value by: a placeholder (`...`)
+/// is made up in any conversation; in one written in English (no Chinese, Japanese or
+/// Korean), so is a value with words none of which the conversation writes, not even
+/// their first four letters (`city: "New York"` to say who painted the Mona Lisa,
+/// `query: "example query"` to explain TCP). Only words are judged: codes (`AAPL`, `en`),
+/// values with figures or signs (paths, `sqrt(2)`, `Asia/Shanghai` for "Beijing time")
+/// are read from other words, and nothing is in a conversation in another language,
+/// where a value may be its translation.
+struct Words {
+    lower: String,
+    english: bool,
+    words: Vec<String>,
+}
+
+impl Words {
+    fn of(conversation: &str) -> Self {
+        Self { lower: conversation.to_lowercase(), english: !conversation.chars().any(is_cjk), words: latin_words(conversation) }
+    }
+
+    fn made_up(&self, value: &str) -> bool {
+        let value = value.trim();
+        if !value.is_empty() && value.chars().all(|c| matches!(c, '.' | '…')) {
+            return true;
+        }
+        let words_only = value.chars().all(|c| c.is_alphabetic() || c.is_whitespace() || matches!(c, '\'' | '.' | ',' | '-' | '&'));
+        if !self.english || !words_only || is_code(value) || self.lower.contains(&value.to_lowercase()) {
+            return false;
+        }
+        let stem = |w: &str| w.chars().take(4).collect::<String>();
+        let own = latin_words(value);
+        !own.is_empty() && !own.iter().any(|w| self.words.iter().any(|c| if w.chars().count() < 4 { c == w } else { stem(c) == stem(w) }))
+    }
+}
+
+/// The runs of three Latin letters or more in `text`, lowercased.
+fn latin_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_ascii_alphabetic()).filter(|w| w.len() >= 3).map(str::to_ascii_lowercase).collect()
+}
+
+/// Six or fewer capitals, figures and `. _ -` (`AAPL`, `USD`, `BRK.B`).
+fn is_code(value: &str) -> bool {
+    value.len() <= 6 && value.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-'))
 }
 
 /// The runs of five figures or more in `text`.
@@ -144,6 +194,30 @@ mod tests {
         ];
         let found = made_up_calls(&calls, &tools(), "Order a large pepperoni pizza. Then call my mom.");
         assert_eq!(found, [(0, "restaurants.book: party_size = 4".to_string()), (1, r#"sms.send: phone_number = "+1234567890""#.to_string())]);
+    }
+
+    #[test]
+    fn strings_with_words_an_english_conversation_never_writes_are_made_up() {
+        let found = |name: &str, args: Value, conversation: &str| made_up_calls(&[call(name, args)], &tools(), conversation);
+        assert_eq!(
+            found("weather.forecast", json!({"city": "New York"}), "Who painted the Mona Lisa?"),
+            [(0, r#"weather.forecast: city = "New York""#.to_string())]
+        );
+        assert_eq!(found("weather.forecast", json!({"city": "..."}), "我的快递没收到怎么办？").len(), 1, "a placeholder, any language");
+        for (city, conversation) in [
+            ("Paris", "What's the weather in paris?"),
+            ("New York City", "Weather in New York"),
+            ("Hangzhou", "杭州天气怎么样？"),
+            ("Europe/Paris", "Weather by Paris time"),
+            ("Asia/Shanghai", "It's 9am Beijing time"),
+            ("NYC", "Weather at home"),
+            ("Munich, Germany", "What's it like in Munich?"),
+            ("sqrt(2) * pi", "The square root of two times the circle constant"),
+            ("docs/budget_2024.md", "Open the budget notes"),
+            ("Springfield", "Weather in springfields"),
+        ] {
+            assert!(found("weather.forecast", json!({"city": city}), conversation).is_empty(), "{city} / {conversation}");
+        }
     }
 
     #[test]

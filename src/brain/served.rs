@@ -120,6 +120,9 @@ impl ServedBrain {
         if self.profile.more_calls_bias != 0.0 {
             warnings.push("more_calls_bias needs the in-process decoder: not applied".into());
         }
+        if self.profile.true_bias != 0.0 {
+            warnings.push("true_bias needs the in-process decoder: not applied".into());
+        }
         let constraint = match (self.profile.server, constrain::json_schema(&tools, target)) {
             (ServerKind::Vllm, _) => Constraint::Lark(constrain::lark(&tools, target)),
             (_, Some(schema)) => Constraint::JsonSchema(schema),

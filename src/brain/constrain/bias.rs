@@ -52,6 +52,9 @@ pub struct Margins {
     /// The bias made the first such choice: the model preferred to end its calls after the
     /// first, and wrote a second one.
     pub added_call: bool,
+    /// Each boolean value chosen ([`super::boolean`]), with its parameter: `true`'s best
+    /// logit minus `false`'s.
+    pub booleans: Vec<(String, f32)>,
 }
 
 /// The margins of one decision, shared with the brain that reports them.

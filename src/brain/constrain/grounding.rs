@@ -14,6 +14,7 @@
 use serde_json::Value;
 
 use crate::protocol::Message;
+use crate::text::is_cjk;
 use crate::tools::spec::{openai_tool, Param, SpecError, ToolSpec};
 
 /// Whether a parameter of this name takes a file path.
@@ -126,10 +127,6 @@ fn bare_names(messages: &[Message]) -> Vec<String> {
 /// colon for `C:\`; a URL's `://` rules its run out).
 fn path_char(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '\\' | '~' | ':')
-}
-
-fn is_cjk(c: char) -> bool {
-    matches!(c as u32, 0x3040..=0x30ff | 0x3400..=0x4dbf | 0x4e00..=0x9fff | 0xf900..=0xfaff | 0xac00..=0xd7af)
 }
 
 /// Runs of path characters that look like a path: with a `/` or `\` between names, or a
