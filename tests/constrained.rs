@@ -511,3 +511,37 @@ fn a_second_task_gets_its_call_and_a_call_nobody_asked_for_goes() {
     let dropped = ["an added call doing no new work, dropped", "a call repeating an earlier one of this decision, dropped"];
     assert!(one.report.warnings.iter().any(|w| dropped.iter().any(|d| w.starts_with(d))), "{:?}", one.report.warnings);
 }
+
+/// An optional argument the request states (dev case `parallel_multiple_113`): the 0.5B
+/// closes both calls without the namespace; asked for it on its own, it writes `prod`,
+/// which the request writes, so it is added. Where the request names no namespace, what
+/// the model writes there (its guess, or the default) is not added.
+#[test]
+fn an_optional_argument_the_request_states_is_added() {
+    let _serial = serial();
+    let string = |description: &str| json!({"type": "string", "description": description});
+    let namespace = json!({"type": "string", "description": "Kubernetes namespace. Default: default.", "default": "default"});
+    let tool = |name: &str, description: &str, properties: Value, required: Value| {
+        json!({"type": "function", "function": {"name": name, "description": description, "parameters": {"type": "object", "properties": properties, "required": required}}})
+    };
+    let tools = vec![
+        tool("k8s.scale_deployment", "Set the replica count of a Kubernetes deployment.", json!({"deployment": string("Deployment name."), "replicas": {"type": "integer", "description": "Desired number of replicas."}, "namespace": namespace}), json!(["deployment", "replicas"])),
+        tool("k8s.rollout_restart", "Restart the pods of a deployment with a rolling update.", json!({"deployment": string("Deployment name."), "namespace": namespace}), json!(["deployment"])),
+    ];
+    let ask = |question: &str| DecisionRequest { tools: tools.clone(), ..request(vec![Message::user(question)], Phase::React, ToolCalling::PromptJson, Decoding::Constrained) };
+    let namespaces = |d: &Decision| d.ai.tool_calls.iter().map(|c| c.args.get("namespace").and_then(Value::as_str).unwrap_or("").to_string()).collect::<Vec<_>>();
+    let both = "Scale api-gateway to 8 replicas and restart the auth deployment, both in the prod namespace.";
+
+    let configured = profile(MAX_NEW_TOKENS);
+    assert!(configured.add_stated_optional, "the default profile asks for optional arguments");
+    let mut own = CandleBrain::load(&Profile { add_stated_optional: false, ..configured.clone() }).unwrap();
+    let decided = decide(&mut own, &ask(both));
+    assert_eq!(namespaces(&decided), ["", ""], "{}", decided.raw_output);
+
+    let mut asking = CandleBrain::load(&configured).unwrap();
+    let decided = decide(&mut asking, &ask(both));
+    assert_eq!(namespaces(&decided), ["prod", "prod"], "{}", decided.raw_output);
+    assert!(decided.report.warnings.iter().any(|w| w.starts_with("optional argument the request states, added: k8s.scale_deployment: namespace")), "{:?}", decided.report.warnings);
+    let one = decide(&mut asking, &ask("Scale api-gateway to 8 replicas."));
+    assert_eq!(namespaces(&one), [""], "{}", one.raw_output);
+}

@@ -153,6 +153,11 @@ impl Brain for CandleBrain {
         if decided.valid() && self.profile.drop_made_up_calls && request.phase != crate::protocol::Phase::Plan {
             super::made_up::drop(self, &mut decided, request, &messages, on_token, cancel)?;
         }
+        if decided.valid() && self.profile.add_stated_optional && request.phase == crate::protocol::Phase::React && !decided.ai.tool_calls.is_empty() {
+            let tools = crate::tools::spec::ToolSpec::parse_all(&request.tools).unwrap_or_default();
+            let conversation = super::faithful::stated_text(&messages);
+            super::stated_optional::add(&self.model, || self.params(), &mut decided, &tools, &conversation, cancel)?;
+        }
         if decided.valid() {
             if self.profile.next_step_check && !asked_first && request.phase == crate::protocol::Phase::React && decided.ai.tool_calls.is_empty() {
                 next_step::check(self, &mut decided, request, &messages, on_token, cancel)?;

@@ -117,6 +117,10 @@ pub struct Profile {
     /// An optional enum argument a call leaves out is added when an English request names
     /// exactly one of its choices, not the default, as a word (`brain::faithful`).
     pub add_named_choices: bool,
+    /// Each optional argument (a string or number) a call leaves out is asked of the model
+    /// on its own, and added where the conversation writes the value as it is
+    /// ([`super::stated_optional`]).
+    pub add_stated_optional: bool,
     /// Added to the answer's logits, in place of `no_call_bias` and `builtin_no_call_bias`,
     /// when the latest user message gives what a tool takes: a file path for a path
     /// parameter (what the file holds only a tool can tell), arithmetic for an expression
@@ -232,6 +236,7 @@ impl Default for Profile {
             drop_made_up_calls: false,
             add_wanted_expression: false,
             add_named_choices: false,
+            add_stated_optional: false,
             input_given_bias: None,
             fresh_follow_up: false,
             answer_from_results: false,

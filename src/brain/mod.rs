@@ -24,6 +24,7 @@ pub mod parse;
 pub mod progress;
 pub mod prompt;
 pub mod served;
+pub mod stated_optional;
 pub mod next_step;
 pub mod synthesis;
 pub mod template;

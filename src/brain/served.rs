@@ -123,6 +123,9 @@ impl ServedBrain {
         if self.profile.true_bias != 0.0 {
             warnings.push("true_bias needs the in-process decoder: not applied".into());
         }
+        if self.profile.add_stated_optional {
+            warnings.push("add_stated_optional needs the in-process decoder: not applied".into());
+        }
         let constraint = match (self.profile.server, constrain::json_schema(&tools, target)) {
             (ServerKind::Vllm, _) => Constraint::Lark(constrain::lark(&tools, target)),
             (_, Some(schema)) => Constraint::JsonSchema(schema),
