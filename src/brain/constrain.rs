@@ -163,3 +163,45 @@ pub fn for_request(
 pub fn uses_tasks<T>(target: Target, strategy: Strategy, tools: &[T]) -> bool {
     strategy == Strategy::TasksFirst && target == Target::Envelope(KeyOrder::CallsFirst) && !tools.is_empty()
 }
+
+/// Greedy decoding over a one-byte vocabulary, for the wrappers' tests.
+#[cfg(test)]
+pub(crate) mod single_byte {
+    use std::sync::Arc;
+
+    use llguidance::toktrie::ApproximateTokEnv;
+    use serde_json::{json, Value};
+
+    use super::super::generate::TokenConstraint;
+    use super::{lark, GrammarConstraint, NativeStyle, Target, TokenSpace};
+    use crate::tools::spec::ToolSpec;
+
+    /// A one-byte vocabulary and the Hermes grammar of one tool `f` with `properties`, `required`.
+    pub(crate) fn hermes(properties: Value, required: Value) -> (Arc<TokenSpace>, GrammarConstraint) {
+        let space = Arc::new(TokenSpace::from_env(ApproximateTokEnv::single_byte_env()).unwrap());
+        let tool = json!({"name": "f", "parameters": {"type": "object", "properties": properties, "required": required}});
+        let grammar = lark(&ToolSpec::parse_all(&[tool]).unwrap(), Target::Native(NativeStyle::Hermes));
+        let constraint = space.constraint(&grammar).unwrap();
+        (space, constraint)
+    }
+
+    /// The text a "model" decodes under `c` that writes `wanted` byte by byte (logit 5) and
+    /// would write `rival` second best (logit 4) at every step, for at most `steps` steps.
+    pub(crate) fn greedy(c: &mut dyn TokenConstraint, vocab_size: usize, wanted: &str, rival: u8, steps: usize) -> String {
+        let mut out = String::new();
+        for _ in 0..steps {
+            let mut logits = vec![0.0f32; vocab_size];
+            let next = wanted.as_bytes().get(out.len()).copied().unwrap_or(b'\n');
+            logits[usize::from(next)] = 5.0;
+            logits[usize::from(rival)] = logits[usize::from(rival)].max(4.0);
+            c.mask_logits(&mut logits).unwrap();
+            let best = (0..logits.len()).max_by(|&a, &b| logits[a].total_cmp(&logits[b])).unwrap();
+            c.commit(best as u32).unwrap();
+            out.push(char::from(best as u8));
+            if c.is_finished() {
+                break;
+            }
+        }
+        out
+    }
+}

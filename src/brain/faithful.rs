@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::next_step::{date_or_time, unwritten};
 use crate::protocol::{Message, ToolCall};
-use crate::text::{normalized, numbers_written};
+use crate::text::{is_cjk, normalized, numbers_written};
 use crate::tools::spec::ToolSpec;
 
 const BRACKETS: [char; 6] = ['(', ')', '[', ']', '（', '）'];
@@ -32,6 +32,38 @@ pub fn restore_brackets(calls: &mut [ToolCall], question: &str) -> Vec<String> {
             if let Some(original) = source_span(question, text) {
                 changed.push(format!("{}: {param}: {text:?} -> {original:?}", call.name));
                 *value = serde_json::Value::String(original);
+            }
+        }
+    }
+    changed
+}
+
+/// Full-width punctuation of Chinese text and the ASCII marks small models write for it.
+const WIDE_MARKS: [(char, char); 8] = [('。', '.'), ('，', ','), ('！', '!'), ('？', '?'), ('：', ':'), ('；', ';'), ('（', '('), ('）', ')')];
+
+/// Restores the request's full-width punctuation in `calls`' string arguments: asked to
+/// send "会议改到下周一上午10点。", the 0.5B wrote `会议改到下周一上午10点.`. A string
+/// argument with Chinese text and an ASCII mark that reads, mark for mark, as a stretch of
+/// `question` where that has the full-width one gets the question's stretch. Returns one
+/// line per value changed (`tool: param: old -> new`).
+pub fn restore_wide_punctuation(calls: &mut [ToolCall], question: &str) -> Vec<String> {
+    let mut changed = Vec::new();
+    let narrow = |c: char| WIDE_MARKS.iter().find(|(wide, _)| *wide == c).map_or(c, |&(_, ascii)| ascii);
+    let asked: Vec<char> = question.chars().collect();
+    let folded: Vec<char> = asked.iter().map(|&c| narrow(c)).collect();
+    for call in calls.iter_mut() {
+        for (param, value) in call.args.iter_mut() {
+            let Some(text) = value.as_str() else { continue };
+            let wanted: Vec<char> = text.chars().collect();
+            let has_mark = wanted.iter().any(|c| WIDE_MARKS.iter().any(|(_, ascii)| ascii == c));
+            if wanted.len() < 4 || !has_mark || !wanted.iter().any(|&c| is_cjk(c)) {
+                continue;
+            }
+            let Some(start) = folded.windows(wanted.len()).position(|w| w == wanted.as_slice()) else { continue };
+            let original: String = asked[start..start + wanted.len()].iter().collect();
+            if original != text {
+                changed.push(format!("{}: {param}: {text:?} -> {original:?}", call.name));
+                *value = Value::String(original);
             }
         }
     }
@@ -459,6 +491,21 @@ mod tests {
 
     fn call(args: serde_json::Value) -> ToolCall {
         ToolCall { id: "call_001".into(), name: "calculator".into(), args: args.as_object().unwrap().clone() }
+    }
+
+    #[test]
+    fn chinese_text_gets_the_requests_full_width_marks_back() {
+        let question = "给她发邮件，主题“周五会议改期”，内容“会议改到下周一上午10点。”";
+        let mut calls = vec![ToolCall { id: "call_001".into(), name: "email.send".into(), args: json!({"subject": "周五会议改期", "body": "会议改到下周一上午10点."}).as_object().unwrap().clone() }];
+        let changed = restore_wide_punctuation(&mut calls, question);
+        assert_eq!(calls[0].args["body"], "会议改到下周一上午10点。");
+        assert_eq!(changed, ["email.send: body: \"会议改到下周一上午10点.\" -> \"会议改到下周一上午10点。\""]);
+        // English text, text the question does not hold, and the question's own marks stay.
+        for (value, question) in [("Call me at 10.", "Text her: Call me at 10。"), ("明天见.", "跟他说后天见。"), ("3.14", "计算 3。14")] {
+            let mut calls = vec![ToolCall { id: String::new(), name: "f".into(), args: json!({"a": value}).as_object().unwrap().clone() }];
+            assert!(restore_wide_punctuation(&mut calls, question).is_empty(), "{value}");
+            assert_eq!(calls[0].args["a"], value);
+        }
     }
 
     #[test]

@@ -56,7 +56,7 @@ pub fn add(
             decision::add_generation(&mut decided.report.stats, &generation.stats);
             let written = generation.text.trim().trim_end_matches([',', '}']);
             let Ok(value) = serde_json::from_str::<Value>(written.trim()) else { continue };
-            if stated(&value, param, so_far, conversation, english) {
+            if stated(&value, param, so_far, conversation, english) && !number_taken(&value, &decided.ai.tool_calls, conversation) {
                 decided.report.warnings.push(format!("optional argument the request states, added: {}: {} = {value}", call.name, param.name));
                 decided.ai.tool_calls[index].args.insert(param.name.clone(), value);
             }
@@ -111,6 +111,16 @@ fn stated(value: &Value, param: &Param, call: &ToolCall, conversation: &str, eng
         }
         _ => false,
     }
+}
+
+/// Whether `value` is a number that `calls` already hold as often as `conversation` writes
+/// it: "把客厅的灯调到 60% 亮度，卧室的灯关掉" writes one brightness, for the living room's
+/// call; the bedroom's gets none. (A string may be shared: "both in the prod namespace".)
+fn number_taken(value: &Value, calls: &[ToolCall], conversation: &str) -> bool {
+    let Some(x) = value.as_f64().filter(|_| value.is_number()) else { return false };
+    let written = numbers_written(&normalized(conversation)).iter().filter(|&&y| y == x).count();
+    let held = calls.iter().flat_map(|c| c.args.values()).filter(|v| v.is_number() && v.as_f64() == Some(x)).count();
+    held >= written.max(1)
 }
 
 /// The words of `text`, lowercased.
@@ -189,6 +199,18 @@ mod tests {
         let lookup = call(json!({"name": "Kenji Tanaka"}));
         assert!(stated(&json!("email"), &choice, &lookup, "Look up Kenji Tanaka's email address.", true));
         assert!(!stated(&json!("phone"), &choice, &lookup, "Look up Kenji Tanaka's email address.", true));
+    }
+
+    #[test]
+    fn a_number_written_once_goes_to_one_call() {
+        let lights = |args: Value| ToolCall { id: String::new(), name: "home.lights".into(), args: args.as_object().unwrap().clone() };
+        let living = lights(json!({"room": "客厅", "on": true, "brightness": 60}));
+        let bedroom = lights(json!({"room": "卧室", "on": false}));
+        let asked = "把客厅的灯打开并调到 60% 亮度，卧室的灯关掉。";
+        assert!(number_taken(&json!(60), &[living.clone(), bedroom.clone()], asked));
+        assert!(!number_taken(&json!(60), &[lights(json!({"room": "客厅"})), bedroom.clone()], asked));
+        assert!(!number_taken(&json!(60), &[living, bedroom], "客厅调到 60%，卧室也调到 60%"), "written twice");
+        assert!(!number_taken(&json!("prod"), &[], "both in the prod namespace"));
     }
 
     #[test]

@@ -136,36 +136,19 @@ impl<C: TokenConstraint> TokenConstraint for TrueBias<C> {
 
 #[cfg(test)]
 mod tests {
-    use llguidance::toktrie::ApproximateTokEnv;
     use serde_json::json;
 
-    use super::super::{lark, Margins, NativeStyle, Target};
+    use super::super::{single_byte, Margins};
     use super::*;
-    use crate::tools::spec::ToolSpec;
 
     /// Greedy decoding of a "model" that writes `{"name": "f", "arguments": {"q": "a:b",
     /// "exact": false}}` and would write `true` second best, by 1.
     fn decode(bias: f32) -> (String, Margins) {
-        let space = Arc::new(TokenSpace::from_env(ApproximateTokEnv::single_byte_env()).unwrap());
-        let tool = json!({"name": "f", "parameters": {"type": "object", "properties": {"q": {"type": "string"}, "exact": {"type": "boolean"}}, "required": ["q"]}});
-        let grammar = lark(&ToolSpec::parse_all(&[tool]).unwrap(), Target::Native(NativeStyle::Hermes));
+        let (space, grammar) = single_byte::hermes(json!({"q": {"type": "string"}, "exact": {"type": "boolean"}}), json!(["q"]));
         let margin = Margin::default();
-        let mut c = TrueBias::new(space.constraint(&grammar).unwrap(), space.clone(), bias, margin.clone());
+        let mut c = TrueBias::new(grammar, space.clone(), bias, margin.clone());
         let wanted = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"q\": \"a:b\", \"exact\": false}}\n</tool_call>";
-        let mut out = String::new();
-        for _ in 0..wanted.len() + 8 {
-            let mut logits = vec![0.0f32; space.vocab_size()];
-            let next = wanted.as_bytes().get(out.len()).copied().unwrap_or(b'\n');
-            logits[usize::from(next)] = 5.0;
-            logits[usize::from(b't')] = logits[usize::from(b't')].max(4.0);
-            c.mask_logits(&mut logits).unwrap();
-            let best = (0..logits.len()).max_by(|&a, &b| logits[a].total_cmp(&logits[b])).unwrap();
-            c.commit(best as u32).unwrap();
-            out.push(char::from(best as u8));
-            if c.is_finished() {
-                break;
-            }
-        }
+        let out = single_byte::greedy(&mut c, space.vocab_size(), wanted, b't', wanted.len() + 8);
         let seen = margin.lock().unwrap().clone();
         (out, seen)
     }

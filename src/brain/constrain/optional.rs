@@ -145,12 +145,10 @@ impl<C: TokenConstraint> TokenConstraint for OptionalBias<C> {
 
 #[cfg(test)]
 mod tests {
-    use llguidance::toktrie::ApproximateTokEnv;
     use serde_json::json;
 
-    use super::super::{lark, NativeStyle, Target};
+    use super::super::single_byte;
     use super::*;
-    use crate::tools::spec::ToolSpec;
 
     #[test]
     fn the_cursor_follows_objects_arrays_and_strings() {
@@ -178,26 +176,10 @@ mod tests {
     /// Greedy decoding of a "model" that writes `{"name": "f", "arguments": {"a": 1` and
     /// then prefers `,` (another key, `b`) over `}` by 1.
     fn decode(bias: f32) -> String {
-        let space = Arc::new(TokenSpace::from_env(ApproximateTokEnv::single_byte_env()).unwrap());
-        let tool = json!({"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a"]}});
-        let grammar = lark(&ToolSpec::parse_all(&[tool]).unwrap(), Target::Native(NativeStyle::Hermes));
-        let mut c = OptionalBias::new(space.constraint(&grammar).unwrap(), space.clone(), bias);
+        let (space, grammar) = single_byte::hermes(json!({"a": {"type": "integer"}, "b": {"type": "integer"}}), json!(["a"]));
+        let mut c = OptionalBias::new(grammar, space.clone(), bias);
         let wanted = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_call>";
-        let mut out = String::new();
-        for _ in 0..wanted.len() {
-            let mut logits = vec![0.0f32; space.vocab_size()];
-            let next = wanted.as_bytes().get(out.len()).copied().unwrap_or(b'\n');
-            logits[usize::from(next)] = 5.0;
-            logits[usize::from(b'}')] = logits[usize::from(b'}')].max(4.0);
-            c.mask_logits(&mut logits).unwrap();
-            let best = (0..logits.len()).max_by(|&a, &b| logits[a].total_cmp(&logits[b])).unwrap();
-            c.commit(best as u32).unwrap();
-            out.push(char::from(best as u8));
-            if c.is_finished() {
-                break;
-            }
-        }
-        out
+        single_byte::greedy(&mut c, space.vocab_size(), wanted, b'}', wanted.len())
     }
 
     #[test]
