@@ -49,10 +49,17 @@ pub fn add(
             let prompt = format!("{}{}", decided.prompt, style.opened(so_far, &param.name));
             let Ok(constraint) = space.constraint(&value_grammar(param)) else { continue };
             let params = GenParams { max_new_tokens: VALUE_TOKENS, constraint: Some(Box::new(constraint)), ..base() };
-            let generation = model.generate(&prompt, params, &mut |_| {}, cancel)?;
-            if generation.stop == StopKind::Cancelled {
-                return Err(BrainError::Cancelled);
-            }
+            let generation = match model.generate(&prompt, params, &mut |_| {}, cancel) {
+                Ok(generation) if generation.stop == StopKind::Cancelled => return Err(BrainError::Cancelled),
+                Ok(generation) => generation,
+                Err(BrainError::Cancelled) => return Err(BrainError::Cancelled),
+                // The decision stands as made (a prompt the reopened call takes past the
+                // input budget, say): only this question is not asked.
+                Err(e) => {
+                    decided.report.warnings.push(format!("optional arguments not asked for: {e}"));
+                    return Ok(());
+                }
+            };
             decision::add_generation(&mut decided.report.stats, &generation.stats);
             let written = generation.text.trim().trim_end_matches([',', '}']);
             let Ok(value) = serde_json::from_str::<Value>(written.trim()) else { continue };
