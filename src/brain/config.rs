@@ -392,25 +392,25 @@ mod tests {
         assert_eq!(err, "unknown model_name 'gpt-9'. Available: mock, qwen-0.5b, qwen-1.5b, qwen3.5-0.8b, qwen3.5-4b, server-llama-cpp");
     }
 
-    #[test]
-    fn unknown_keys_are_errors_naming_the_file() {
+    /// `text` loaded as a `model.yaml` file of its own.
+    fn load_text(text: &str) -> Result<ModelConfig, ConfigError> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("model.yaml");
-        std::fs::write(&path, "model:\n  max_new_tokenz: 3\n").unwrap();
-        let err = ModelConfig::load(&path).unwrap_err().to_string();
+        std::fs::write(&path, text).unwrap();
+        ModelConfig::load(&path)
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_naming_the_file() {
+        let err = load_text("model:\n  max_new_tokenz: 3\n").unwrap_err().to_string();
         assert!(err.contains("model.yaml") && err.contains("max_new_tokenz"), "{err}");
     }
 
     #[test]
     fn a_bias_that_is_no_finite_number_is_an_error_naming_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("model.yaml");
-        std::fs::write(&path, "models:\n  small:\n    more_calls_bias: .nan\n").unwrap();
-        let err = ModelConfig::load(&path).unwrap_err().to_string();
+        let err = load_text("models:\n  small:\n    more_calls_bias: .nan\n").unwrap_err().to_string();
         assert!(err.contains("model.yaml") && err.contains("'small'") && err.contains("more_calls_bias must be a finite number"), "{err}");
-        std::fs::write(&path, "model:\n  no_call_bias: .inf\n").unwrap();
-        assert!(ModelConfig::load(&path).unwrap_err().to_string().contains("no_call_bias must be a finite number"));
-        std::fs::write(&path, "model:\n  more_calls_bias: 30\n").unwrap();
-        assert!(ModelConfig::load(&path).is_ok());
+        assert!(load_text("model:\n  no_call_bias: .inf\n").unwrap_err().to_string().contains("no_call_bias must be a finite number"));
+        assert!(load_text("model:\n  more_calls_bias: 30\n").is_ok());
     }
 }

@@ -205,12 +205,7 @@ pub fn add_named_choices(calls: &mut [ToolCall], tools: &[ToolSpec], question: &
     if !question.is_ascii() {
         return added;
     }
-    let lower = question.to_ascii_lowercase();
-    let words: Vec<&str> = lower
-        .split(|c: char| !(c.is_ascii_alphanumeric() || "_.+-".contains(c)))
-        .map(|w| w.trim_matches(|c: char| ".+-".contains(c)))
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words = words_of(question);
     for call in calls.iter_mut() {
         let Some(tool) = tools.iter().find(|t| t.name == call.name) else { continue };
         for param in tool.params() {
@@ -220,7 +215,7 @@ pub fn add_named_choices(calls: &mut [ToolCall], tools: &[ToolSpec], question: &
             let default = param.schema.raw.get("default");
             let named: Vec<&str> = param.schema.enum_values.iter().flatten()
                 .filter_map(Value::as_str)
-                .filter(|v| v.len() >= 3 && default.and_then(Value::as_str) != Some(v) && words.contains(&v.to_ascii_lowercase().as_str()))
+                .filter(|v| v.len() >= 3 && default.and_then(Value::as_str) != Some(v) && words.contains(&v.to_lowercase()))
                 .collect();
             let [choice] = named[..] else { continue };
             let held = call.args.values().any(|v| v.as_str().is_some_and(|s| s.eq_ignore_ascii_case(choice)));
@@ -232,6 +227,15 @@ pub fn add_named_choices(calls: &mut [ToolCall], tools: &[ToolSpec], question: &
         }
     }
     added
+}
+
+/// The words of `text`, lowercased, as an enum's choice is named in it: letters, figures
+/// and `_ . + -` inside a word (`price_asc`, `gpt-4`), a sentence's `.` at its end dropped.
+pub(crate) fn words_of(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || "_.+-".contains(c)))
+        .map(|w| w.trim_matches(|c: char| ".+-".contains(c)).to_lowercase())
+        .filter(|w| !w.is_empty())
+        .collect()
 }
 
 /// The parameter of `tool` that takes an expression: a string parameter named

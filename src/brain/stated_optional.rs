@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::constrain::grammar::{json_grammar, prepared};
 use super::constrain::TokenSpace;
 use super::generate::{GenParams, ModelHandle, StopKind};
+use super::faithful::words_of;
 use super::next_step::number_stated;
 use super::{decision, BrainError, Decision};
 use crate::protocol::ToolCall;
@@ -39,13 +40,12 @@ pub fn add(
     let space = TokenSpace::for_model(model)?;
     let english = !conversation.chars().any(is_cjk);
     for index in 0..decided.ai.tool_calls.len() {
-        let call = decided.ai.tool_calls[index].clone();
-        let Some(tool) = tools.iter().find(|t| t.name == call.name) else { continue };
+        let Some(tool) = tools.iter().find(|t| t.name == decided.ai.tool_calls[index].name) else { continue };
         for param in tool.params() {
-            if call_has(&decided.ai.tool_calls[index], &param.name) || tool.required().contains(&param.name) || !asked(param, english) {
+            let so_far = &decided.ai.tool_calls[index];
+            if so_far.args.contains_key(&param.name) || tool.required().contains(&param.name) || !asked(param, english) {
                 continue;
             }
-            let so_far = &decided.ai.tool_calls[index];
             let prompt = format!("{}{}", decided.prompt, style.opened(so_far, &param.name));
             let Ok(constraint) = space.constraint(&value_grammar(param)) else { continue };
             let params = GenParams { max_new_tokens: VALUE_TOKENS, constraint: Some(Box::new(constraint)), ..base() };
@@ -64,7 +64,7 @@ pub fn add(
             let written = generation.text.trim().trim_end_matches([',', '}']);
             let Ok(value) = serde_json::from_str::<Value>(written.trim()) else { continue };
             if stated(&value, param, so_far, conversation, english) && !number_taken(&value, &decided.ai.tool_calls, conversation) {
-                decided.report.warnings.push(format!("optional argument the request states, added: {}: {} = {value}", call.name, param.name));
+                decided.report.warnings.push(format!("optional argument the request states, added: {}: {} = {value}", tool.name, param.name));
                 decided.ai.tool_calls[index].args.insert(param.name.clone(), value);
             }
         }
@@ -77,10 +77,6 @@ pub fn add(
 /// end of its turn.
 fn value_grammar(param: &Param) -> String {
     format!("start: SP? v END\nSP: \" \"\nv: %json {}\nEND: /[ \\n]*[,}}]/\n", json_grammar(prepared(&param.schema.raw)))
-}
-
-fn call_has(call: &ToolCall, param: &str) -> bool {
-    call.args.contains_key(param)
 }
 
 /// Whether an optional parameter is asked for: a string or a number, not a boolean, array
@@ -104,7 +100,7 @@ fn stated(value: &Value, param: &Param, call: &ToolCall, conversation: &str, eng
             let text = text.trim();
             let lower = text.to_lowercase();
             let written = if param.schema.enum_values.is_some() {
-                english && words(conversation).contains(&lower)
+                english && words_of(conversation).contains(&lower)
             } else {
                 text.chars().count() >= 2 && conversation.to_lowercase().contains(&lower)
             };
@@ -128,14 +124,6 @@ fn number_taken(value: &Value, calls: &[ToolCall], conversation: &str) -> bool {
     let written = numbers_written(&normalized(conversation)).iter().filter(|&&y| y == x).count();
     let held = calls.iter().flat_map(|c| c.args.values()).filter(|v| v.is_number() && v.as_f64() == Some(x)).count();
     held >= written.max(1)
-}
-
-/// The words of `text`, lowercased.
-fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !(c.is_alphanumeric() || "_.+-".contains(c)))
-        .map(|w| w.trim_matches(|c: char| ".+-".contains(c)).to_lowercase())
-        .filter(|w| !w.is_empty())
-        .collect()
 }
 
 /// How the decision wrote its calls: the text that reopens one of them.
