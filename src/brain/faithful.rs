@@ -357,8 +357,9 @@ impl Stated<'_> {
                 // Every choice of an enum, listed: the schema's list, not the user's.
                 Value::Array(items) if spec.is_some_and(|s| every_choice(items, s)) => true,
                 Value::String(text) if self.unnamed_choice(text, spec) => true,
-                // An object's own keys were looked at above.
-                Value::Object(_) => false,
+                // An object's own keys were looked at above; one whose required keys
+                // nobody wrote (`location: {"room": "your_room_name"}`) goes whole.
+                Value::Object(inner) => spec.is_some_and(|s| self.required_unwritten(inner, s)),
                 _ => unwritten(value, spec, &self.haystack, &self.numbers).is_some(),
             };
             if empty || unstated {
@@ -367,6 +368,16 @@ impl Stated<'_> {
             }
             true
         });
+    }
+
+    /// Whether a required key of the object `args` (its schema `schema`) holds a value the
+    /// conversation does not write ([`unwritten`]).
+    fn required_unwritten(&self, args: &Map<String, Value>, schema: &Value) -> bool {
+        let required = schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str);
+        required.filter_map(|key| Some((key, args.get(key)?))).any(|(key, value)| {
+            let spec = schema.get("properties").and_then(|p| p.get(key));
+            unwritten(value, spec, &self.haystack, &self.numbers).is_some()
+        })
     }
 
     /// Whether `value` is a choice of `spec`'s enum, not its default, that an English
@@ -767,6 +778,11 @@ mod tests {
         let mut calls = [search(json!({"from_station": "A", "to_station": "B", "date": "2025-02-14", "coach": {"side": "aisle"}}))];
         let dropped = drop_unstated_optional(&mut calls, &trains(), "From A to B on 2025-02-14.");
         assert_eq!(dropped, vec![r#"trains.search: coach.side = "aisle""#, "trains.search: coach = {}"]);
+        assert!(!calls[0].args.contains_key("coach"));
+        // An optional object whose required key nobody wrote goes whole.
+        let mut calls = [search(json!({"from_station": "A", "to_station": "B", "date": "2025-02-14", "coach": {"number": 12, "side": "window"}}))];
+        let dropped = drop_unstated_optional(&mut calls, &trains(), "From A to B on 2025-02-14, a window seat.");
+        assert_eq!(dropped, vec![r#"trains.search: coach = {"number":12,"side":"window"}"#]);
         assert!(!calls[0].args.contains_key("coach"));
 
         // The schema's whole list of choices, and a value written once but used twice.
