@@ -80,10 +80,16 @@ pub fn part_messages(question: &str, result: &Called<'_>) -> Vec<Value> {
         None => result.name.to_string(),
     };
     let user = format!(
-        "Question: {question}\n\nOne of the tool calls made for it: {call}\nIts result: {}\n\nSay what this result tells, with its exact values:",
-        shown(result.content)
+        "Question: {question}\n\nOne of the tool calls made for it: {call}\nIts result: {}\n\nSay{} what this result tells, with its exact values:",
+        shown(result.content),
+        if chinese(question) { " in Chinese" } else { "" }
     );
     vec![json!({"role": "system", "content": SYSTEM}), json!({"role": "user", "content": user})]
+}
+
+/// Whether `question` is written in Chinese (any CJK character).
+fn chinese(question: &str) -> bool {
+    question.chars().any(crate::text::is_cjk)
 }
 
 fn shown(content: &str) -> String {
@@ -94,7 +100,10 @@ fn shown(content: &str) -> String {
 
 fn ask(mut user: String, question: &str) -> Vec<Value> {
     // The rules in Chinese for a Chinese question made the 0.5B recite them as its answer.
-    user.push_str(&format!("\nQuestion: {question}\nAnswer:"));
+    // Without a word on the language, the 0.5B answered half the Chinese questions of the
+    // conversation sets in English; told only "in Chinese", it left the values out.
+    let answer = if chinese(question) { "Answer in Chinese, naming the exact values from the results:" } else { "Answer:" };
+    user.push_str(&format!("\nQuestion: {question}\n{answer}"));
     vec![json!({"role": "system", "content": SYSTEM}), json!({"role": "user", "content": user})]
 }
 
@@ -169,7 +178,13 @@ pub fn unreflected(answer: &str, question: &str, results: &[Called<'_>]) -> Vec<
                 v.chars().count() >= 3 && !question.contains(&v) && content.contains(&v)
             })
         });
-        if result.failed || used_later {
+        // The same file taken again by a later call (read, then analyzed or converted):
+        // the later result is the answer, the read a step.
+        let file_again = result.call.is_some_and(|made| {
+            let files = file_arguments(made);
+            results[i + 1..].iter().filter_map(|r| r.call).any(|later| file_arguments(later).iter().any(|f| files.contains(f)))
+        });
+        if result.failed || used_later || file_again {
             continue;
         }
         let value = serde_json::from_str::<Value>(result.content).unwrap_or_else(|_| Value::String(result.content.to_string()));
@@ -191,6 +206,18 @@ pub fn unreflected(answer: &str, question: &str, results: &[Called<'_>]) -> Vec<
         }
     }
     missing
+}
+
+/// The string arguments of `call` shaped like a file path (`data/员工.csv`, `notes.md`).
+fn file_arguments(call: &ToolCall) -> Vec<String> {
+    let mut values = Vec::new();
+    call.args.values().for_each(|v| collect_leaves(v, &mut values));
+    values
+        .into_iter()
+        .filter_map(Value::as_str)
+        .filter(|v| !v.contains(char::is_whitespace) && v.rsplit_once('.').is_some_and(|(stem, ext)| !stem.is_empty() && (1..=5).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_alphanumeric())))
+        .map(str::to_string)
+        .collect()
 }
 
 /// `text` as values are compared: [`normalized`], and `_` taken for a blank (`on_time`).
@@ -267,7 +294,7 @@ mod tests {
         assert_eq!(question, "读一下 docs/a.md，再算 12*12");
         assert_eq!(results.iter().map(|r| r.name).collect::<Vec<_>>(), ["file_reader", "calculator"]);
         let prompt = messages_text(&super::messages(question, &results));
-        assert!(prompt.contains("[1] file_reader") && prompt.contains("144") && prompt.ends_with("Question: 读一下 docs/a.md，再算 12*12\nAnswer:"), "{prompt}");
+        assert!(prompt.contains("[1] file_reader") && prompt.contains("144") && prompt.ends_with("Question: 读一下 docs/a.md，再算 12*12\nAnswer in Chinese, naming the exact values from the results:"), "{prompt}");
         assert!(!prompt.contains("\"result\":4}"), "an earlier question's result is left out: {prompt}");
     }
 
@@ -312,6 +339,32 @@ mod tests {
         assert!(results[2].failed && !results[1].failed);
         assert!(unreflected("It bakes at 175°C for 55 minutes.", question, &results).is_empty());
         assert_eq!(unreflected("I found your recipe.", question, &results), [1]);
+
+        // A file read, then taken again by another tool: the read is a step.
+        let table: ToolCall = serde_json::from_value(json!({"id": "call_002", "name": "table_analyzer", "args": {"path": "data/员工.csv"}})).unwrap();
+        let read: ToolCall = serde_json::from_value(json!({"id": "call_001", "name": "file_reader", "args": {"path": "data/员工.csv"}})).unwrap();
+        let messages = vec![
+            Message::user("data/员工.csv 里一共有几名员工？"),
+            Message::Assistant(AiMessage::calls(vec![read.clone()])),
+            Message::Tool(ToolMessage::success(&read, json!({"content": "姓名,工龄\n张伟,5\n", "total_chars": 151}))),
+            Message::Assistant(AiMessage::calls(vec![table.clone()])),
+            Message::Tool(ToolMessage::success(&table, json!({"row_count": 8}))),
+        ];
+        let (question, results) = results_for_question(&messages).unwrap();
+        assert!(unreflected("一共有 8 名员工。", question, &results).is_empty());
+        assert_eq!(unreflected("我不知道。", question, &results), [1]);
+        assert_eq!(file_arguments(&read), ["data/员工.csv"]);
+        assert!(file_arguments(&serde_json::from_value(json!({"id": "c", "name": "calculator", "args": {"expression": "3.5 * 2"}})).unwrap()).is_empty());
+    }
+
+    #[test]
+    fn a_chinese_question_is_answered_in_chinese() {
+        let results = [result("calculator", r#"{"status":"success","output":{"result":56}}"#)];
+        let asked = messages_text(&messages("(3 + 5) * 7 等于多少？", &results));
+        assert!(asked.ends_with("Question: (3 + 5) * 7 等于多少？\nAnswer in Chinese, naming the exact values from the results:"), "{asked}");
+        assert!(messages_text(&part_messages("(3 + 5) * 7 等于多少？", &results[0])).ends_with("Say in Chinese what this result tells, with its exact values:"));
+        assert!(messages_text(&messages("What is (3 + 5) * 7?", &results)).ends_with("Question: What is (3 + 5) * 7?\nAnswer:"));
+        assert!(messages_text(&part_messages("What is (3 + 5) * 7?", &results[0])).ends_with("Say what this result tells, with its exact values:"));
     }
 
     #[test]
