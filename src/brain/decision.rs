@@ -86,6 +86,8 @@ pub(crate) fn decide(
         if let Some(question) = question {
             let restored = faithful::restore_brackets(&mut ai.tool_calls, question);
             warnings.extend(restored.iter().map(|r| format!("brackets restored from the request: {r}")));
+            let restored = faithful::restore_codes(&mut ai.tool_calls, question);
+            warnings.extend(restored.iter().map(|r| format!("a code restored from the request: {r}")));
             let restored = faithful::restore_wide_punctuation(&mut ai.tool_calls, question);
             warnings.extend(restored.iter().map(|r| format!("the request's punctuation restored: {r}")));
             let restored = faithful::restore_expression(&mut ai.tool_calls, question, &stated);

@@ -38,6 +38,39 @@ pub fn restore_brackets(calls: &mut [ToolCall], question: &str) -> Vec<String> {
     changed
 }
 
+/// Restores a code the request writes whole where a call holds only its figures: asked to
+/// return "product SKU-55120", the 0.5B wrote `product_id: "55120"`. A string argument with
+/// a figure that the question writes only inside one longer code, joined to it by `-` or
+/// `_` to parts with letters (`SKU-55120`, `55120_EU`; not the year of `2024-03-01`), gets
+/// that code. Returns one line per value changed (`tool: param: old -> new`).
+pub fn restore_codes(calls: &mut [ToolCall], question: &str) -> Vec<String> {
+    let mut changed = Vec::new();
+    let tokens: Vec<&str> = question.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')).filter(|t| !t.is_empty()).collect();
+    for call in calls.iter_mut() {
+        for (param, value) in call.args.iter_mut() {
+            let Some(text) = value.as_str() else { continue };
+            if text.chars().count() < 3 || !text.chars().any(|c| c.is_ascii_digit()) || tokens.contains(&text) {
+                continue;
+            }
+            let mut codes: Vec<&str> = tokens
+                .iter()
+                .copied()
+                .filter(|token| {
+                    let rest = token.strip_suffix(text).and_then(|r| r.strip_suffix(['-', '_'])).or_else(|| token.strip_prefix(text).and_then(|r| r.strip_prefix(['-', '_'])));
+                    rest.is_some_and(|r| r.chars().any(|c| c.is_ascii_alphabetic()))
+                })
+                .collect();
+            codes.sort_unstable();
+            codes.dedup();
+            if let [code] = codes[..] {
+                changed.push(format!("{}: {param}: {text:?} -> {code:?}", call.name));
+                *value = Value::String(code.to_string());
+            }
+        }
+    }
+    changed
+}
+
 /// Full-width punctuation of Chinese text and the ASCII marks small models write for it.
 const WIDE_MARKS: [(char, char); 8] = [('。', '.'), ('，', ','), ('！', '!'), ('？', '?'), ('：', ':'), ('；', ';'), ('（', '('), ('）', ')')];
 
@@ -734,6 +767,27 @@ mod tests {
             let added = add_named_choices(&mut calls, &contacts(), question);
             assert!(added.is_empty(), "{question}: {added:?}");
             assert_eq!(calls[0].args, *args.as_object().unwrap());
+        }
+    }
+
+    #[test]
+    fn a_code_the_request_writes_whole_is_restored_from_its_figures() {
+        let ret = |id: &str| ToolCall { id: "call_001".into(), name: "shop.return_item".into(), args: json!({"order_id": "112-7781234-0092211", "product_id": id}).as_object().unwrap().clone() };
+        let question = "I want to return product SKU-55120 from order 112-7781234-0092211; it arrived damaged.";
+        let mut calls = [ret("55120")];
+        assert_eq!(restore_codes(&mut calls, question), [r#"shop.return_item: product_id: "55120" -> "SKU-55120""#]);
+        assert_eq!(calls[0].args["product_id"], "SKU-55120");
+        assert_eq!(calls[0].args["order_id"], "112-7781234-0092211");
+        // Written alone too, in two codes, a year of a date, no figure: left as it is.
+        for (id, question) in [
+            ("55120", "Return SKU-55120 (item 55120) from my order."),
+            ("55120", "Return SKU-55120 or EU-55120."),
+            ("2024", "Prices from 2024-03-01 on."),
+            ("SKU", "Return SKU-55120."),
+        ] {
+            let mut calls = [ret(id)];
+            assert!(restore_codes(&mut calls, question).is_empty(), "{question}");
+            assert_eq!(calls[0].args["product_id"], id);
         }
     }
 
