@@ -81,9 +81,32 @@ pub fn is_cjk(c: char) -> bool {
         0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2A6DF | 0x3040..=0x30FF | 0xAC00..=0xD7AF)
 }
 
+/// The words of `text` that are its writer's, split at blanks and punctuation: paths, file
+/// names and identifiers (`docs/会议纪要/a.md`, `data/员工.csv`, `dark_mode`) are the files'.
+pub fn own_words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| c.is_whitespace() || matches!(c, ',' | '，' | '。' | '：' | ':' | '；' | ';' | '(' | ')' | '（' | '）' | '？' | '！' | '、'))
+        .filter(|w| !w.is_empty() && !w.contains(['/', '_', '\\', '`']) && !w.trim_end_matches(['.', '!', '?']).contains('.'))
+}
+
+/// Whether `text` is written in Chinese (or Japanese or Korean): one of its own words
+/// ([`own_words`]) has such a character. "How many rows are in data/员工.csv?" is English.
+pub fn in_chinese(text: &str) -> bool {
+    own_words(text).any(|w| w.chars().any(is_cjk))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_language_of_a_text_is_that_of_its_own_words() {
+        assert!(in_chinese("data/员工.csv 里员工的平均工龄是多少年？"));
+        assert!(in_chinese("好的。另外帮我算一下 (15 + 27) * 4"));
+        assert!(!in_chinese("How many purchases are listed in data/原料采购.csv?"));
+        assert!(!in_chinese("According to docs/会议纪要/2024-03-12-产品评审.md, what is the budget?"));
+        assert!(!in_chinese("What is (3 + 5) * 7?"));
+        assert_eq!(own_words("Open config/app.yaml, then notes.md. dark_mode is on.").collect::<Vec<_>>(), ["Open", "then", "is", "on."]);
+    }
 
     #[test]
     fn long_text_keeps_its_ends_and_the_limit() {

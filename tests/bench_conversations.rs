@@ -207,8 +207,9 @@ fn files_with(workspace: &Path, word: &str) -> Vec<String> {
 }
 
 /// A small set the mock's outcomes are known for: it reads the file a question names,
-/// computes the expression it has, and answers with the results; with no cue it calls
-/// its default pair (which fails here: there is no docs/agent_intro.txt).
+/// computes the expression it has, and answers with the results, in Chinese (so an English
+/// conversation's answer fails for its language); with no cue it calls its default pair
+/// (which fails here: there is no docs/agent_intro.txt).
 fn small_set(dir: &Path) {
     std::fs::create_dir_all(dir.join("ws/notes")).unwrap();
     std::fs::write(dir.join("ws/notes/door.txt"), "The door code is 4711.\n门禁密码是 4711。\n").unwrap();
@@ -241,9 +242,9 @@ fn a_mock_run_scores_known_outcomes_and_writes_the_reports_and_transcripts() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("bench: 4 conversations (5 questions) x 2 settings = 10 questions"), "{stderr}");
-    assert!(stderr.contains("[1/10] mock-prompt_json-free read_en#1: PASS · file_reader · "), "{stderr}");
+    assert!(stderr.contains("[1/10] mock-prompt_json-free read_en#1: FAIL · answered in Chinese, the conversation is in English · file_reader · "), "{stderr}");
     assert!(
-        stderr.contains("[3/10] mock-prompt_json-free capital_en#1: FAIL · missing \"Paris\"; called "),
+        stderr.contains("[3/10] mock-prompt_json-free capital_en#1: FAIL · answered in Chinese, the conversation is in English; missing \"Paris\"; called "),
         "{stderr}"
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -251,9 +252,9 @@ fn a_mock_run_scores_known_outcomes_and_writes_the_reports_and_transcripts() {
     assert_eq!(
         table,
         [
-            "setting                accuracy     en           zh            conversations",
-            "mock-prompt_json-free  80.0% (4/5)  50.0% (1/2)  100.0% (3/3)  75.0% (3/4)",
-            "mock-builtin-free      80.0% (4/5)  50.0% (1/2)  100.0% (3/3)  75.0% (3/4)",
+            "setting                accuracy     en          zh            conversations",
+            "mock-prompt_json-free  60.0% (3/5)  0.0% (0/2)  100.0% (3/3)  50.0% (2/4)",
+            "mock-builtin-free      60.0% (3/5)  0.0% (0/2)  100.0% (3/3)  50.0% (2/4)",
         ]
     );
 
@@ -267,7 +268,7 @@ fn a_mock_run_scores_known_outcomes_and_writes_the_reports_and_transcripts() {
         .take(5)
         .map(|r| (r["conversation"].clone(), r["turn"].clone(), r["passed"].clone()))
         .collect();
-    let want = [("read_en", 1, true), ("calc_zh", 1, true), ("capital_en", 1, false), ("follow_zh", 1, true), ("follow_zh", 2, true)];
+    let want = [("read_en", 1, false), ("calc_zh", 1, true), ("capital_en", 1, false), ("follow_zh", 1, true), ("follow_zh", 2, true)];
     assert_eq!(outcomes, want.map(|(c, t, p)| (json!(c), json!(t), json!(p))).to_vec());
     // The second question of a conversation is answered on its own results.
     let second = &report["records"][4];
@@ -278,7 +279,7 @@ fn a_mock_run_scores_known_outcomes_and_writes_the_reports_and_transcripts() {
     assert!(calc["answer"].as_str().unwrap().contains("(2 + 3) * 4 = 20"), "{calc}");
     let first = &report["settings"][0];
     assert_eq!(first["languages"]["zh"], json!({"total": 3, "passed": 3, "accuracy": 1.0}));
-    assert_eq!(first["conversations"], json!({"total": 4, "passed": 3, "accuracy": 0.75}));
+    assert_eq!(first["conversations"], json!({"total": 4, "passed": 2, "accuracy": 0.5}));
 
     let transcript = read_json(&dir.path().join("out/mock-builtin-free/follow_zh.json"));
     let roles: Vec<&str> = transcript.as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
@@ -286,10 +287,10 @@ fn a_mock_run_scores_known_outcomes_and_writes_the_reports_and_transcripts() {
     let md = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
     for needle in [
         "- set: `questions.json` (4 conversations, 5 questions), workspace `ws`",
-        "| mock-prompt_json-free | 80.0% (4/5) | 50.0% (1/2) | 100.0% (3/3) | 75.0% (3/4) |",
+        "| mock-prompt_json-free | 60.0% (3/5) | 0.0% (0/2) | 100.0% (3/3) | 50.0% (2/4) |",
         "| follow_zh | 2 | zh | 再算一下 6 * 7 | ✓ | ✓ |",
         "| capital_en | 1 | en | What is the capital of France? | ✗ | ✗ |",
-        "## Failures (2)",
+        "## Failures (4)",
         "### mock-builtin-free · capital_en · turn 1",
     ] {
         assert!(md.contains(needle), "report.md lacks {needle:?}:\n{md}");

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::next_step::collect_leaves;
 use super::{decision, BrainError, Decision, TokenSink};
 use crate::protocol::{DecisionStats, Message, Stream, ToolCall, ToolStatus};
-use crate::text::{digits_written, normalized};
+use crate::text::{digits_written, in_chinese, normalized};
 
 /// The most characters of one tool result put in the prompt.
 const MAX_RESULT_CHARS: usize = 3000;
@@ -82,14 +82,9 @@ pub fn part_messages(question: &str, result: &Called<'_>) -> Vec<Value> {
     let user = format!(
         "Question: {question}\n\nOne of the tool calls made for it: {call}\nIts result: {}\n\nSay{} what this result tells, with its exact values:",
         shown(result.content),
-        if chinese(question) { " in Chinese" } else { "" }
+        if in_chinese(question) { " in Chinese" } else { "" }
     );
     vec![json!({"role": "system", "content": SYSTEM}), json!({"role": "user", "content": user})]
-}
-
-/// Whether `question` is written in Chinese (any CJK character).
-fn chinese(question: &str) -> bool {
-    question.chars().any(crate::text::is_cjk)
 }
 
 fn shown(content: &str) -> String {
@@ -102,7 +97,7 @@ fn ask(mut user: String, question: &str) -> Vec<Value> {
     // The rules in Chinese for a Chinese question made the 0.5B recite them as its answer.
     // Without a word on the language, the 0.5B answered half the Chinese questions of the
     // conversation sets in English; told only "in Chinese", it left the values out.
-    let answer = if chinese(question) { "Answer in Chinese, naming the exact values from the results:" } else { "Answer:" };
+    let answer = if in_chinese(question) { "Answer in Chinese, naming the exact values from the results:" } else { "Answer:" };
     user.push_str(&format!("\nQuestion: {question}\n{answer}"));
     vec![json!({"role": "system", "content": SYSTEM}), json!({"role": "user", "content": user})]
 }
@@ -378,6 +373,8 @@ mod tests {
         assert!(asked.ends_with("Question: (3 + 5) * 7 等于多少？\nAnswer in Chinese, naming the exact values from the results:"), "{asked}");
         assert!(messages_text(&part_messages("(3 + 5) * 7 等于多少？", &results[0])).ends_with("Say in Chinese what this result tells, with its exact values:"));
         assert!(messages_text(&messages("What is (3 + 5) * 7?", &results)).ends_with("Question: What is (3 + 5) * 7?\nAnswer:"));
+        // The language is the question's own words', not the files' it names.
+        assert!(messages_text(&messages("How many rows are in data/员工.csv?", &results)).ends_with("Answer:"));
         assert!(messages_text(&part_messages("What is (3 + 5) * 7?", &results[0])).ends_with("Say what this result tells, with its exact values:"));
     }
 

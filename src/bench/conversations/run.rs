@@ -165,7 +165,7 @@ pub async fn run(
                 }
                 let (uses, errors) = drain(&mut received);
                 let called: Vec<String> = uses.iter().map(|u| u.name.clone()).collect();
-                let verdict = score(turn, outcome.answer.as_deref(), outcome.reason, &called);
+                let verdict = score(turn, conversation.lang, outcome.answer.as_deref(), outcome.reason, &called);
                 let record = QuestionRecord {
                     setting: setting.name.clone(),
                     conversation: conversation.id.clone(),
@@ -292,7 +292,8 @@ mod tests {
     fn plan(dir: &Path, turns: Vec<Turn>) -> ChatPlan {
         std::fs::create_dir_all(dir.join("ws/notes")).unwrap();
         std::fs::write(dir.join("ws/notes/a.txt"), "The door code is 4711.").unwrap();
-        let conversation = Conversation { id: "c".into(), lang: Lang::En, category: "x".into(), turns };
+        // Chinese: the mock brain answers in Chinese, as the seeds' mock does.
+        let conversation = Conversation { id: "c".into(), lang: Lang::Zh, category: "x".into(), turns };
         ChatPlan {
             set: ConversationSet { source: "q.json".into(), workspace: dir.join("ws"), conversations: vec![conversation] },
             settings: vec![Setting::new(mock_profile(), ToolCalling::PromptJson, Decoding::Free)],
@@ -359,7 +360,7 @@ mod tests {
         let second = &run.records[1];
         assert!(second.answer.as_deref().unwrap().contains("(2 + 3) * 4 = 20"));
         assert_eq!(second.reasons, vec!["did not call file_reader (called calculator)".to_string()]);
-        assert_eq!((second.turn, second.lang, second.category.as_str()), (2, Lang::En, "x"));
+        assert_eq!((second.turn, second.lang, second.category.as_str()), (2, Lang::Zh, "x"));
     }
 
     /// Writes `notes/out.json` with the converter (which never replaces a file), then

@@ -8,10 +8,13 @@
 //!   not match `144`;
 //! - any other alternative matches as text, but not inside a longer word or number:
 //!   `east` does not match in `least`, `5%` not in `15%`, `9:45` not in `19:45`.
+//!
+//! The answer must also be in the conversation's language ([`written_in`]): a Chinese
+//! question answered in English fails, and the reverse.
 
 use crate::protocol::StopReason;
 
-use super::set::Turn;
+use super::set::{Lang, Turn};
 
 /// Whether an answer passed, and why not.
 #[derive(Clone, Debug, PartialEq)]
@@ -22,11 +25,14 @@ pub struct Verdict {
 
 /// Scores a turn's outcome: the final answer (none when the run stopped without one, for
 /// `stop`), and the names of the tools called while answering it.
-pub fn score(turn: &Turn, answer: Option<&str>, stop: StopReason, called: &[String]) -> Verdict {
+pub fn score(turn: &Turn, lang: Lang, answer: Option<&str>, stop: StopReason, called: &[String]) -> Verdict {
     let mut reasons = Vec::new();
     match answer {
         None => reasons.push(format!("no final answer ({})", stop.describe())),
         Some(answer) => {
+            if let Some(other) = written_in(answer).filter(|&written| written != lang) {
+                reasons.push(format!("answered in {}, the conversation is in {}", other.name(), lang.name()));
+            }
             let prepared = Prepared::new(answer);
             for group in &turn.must_contain {
                 if !group.iter().any(|alt| prepared.matches(alt)) {
@@ -46,6 +52,50 @@ pub fn score(turn: &Turn, answer: Option<&str>, stop: StopReason, called: &[Stri
         reasons.push(format!("called {} though the question needs no tool", called_list()));
     }
     Verdict { passed: reasons.is_empty(), reasons }
+}
+
+/// Words an English sentence has and a Chinese one, English names and values aside, does not.
+const ENGLISH_WORDS: [&str; 16] =
+    ["the", "is", "are", "was", "were", "of", "and", "that", "this", "to", "in", "for", "with", "shows", "there", "it"];
+
+/// The language `answer` is written in, judged on its own words: code blocks, quoted text
+/// and paths or names (`docs/会议纪要/x.md`, `dark_mode`) are the files', not the answer's.
+/// English when it has three or more of [`ENGLISH_WORDS`] and fewer than four Chinese
+/// characters for each (`The average工龄 of employees ... is 3 years.`); Chinese when it has
+/// two or more Chinese characters otherwise; `None` when it cannot tell (`122`).
+pub fn written_in(answer: &str) -> Option<Lang> {
+    let mut own = String::new();
+    for (i, piece) in answer.split("```").enumerate() {
+        if i % 2 == 0 {
+            own.push_str(piece);
+            own.push(' ');
+        }
+    }
+    let mut unquoted = String::new();
+    let mut quoted = false;
+    for c in own.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            '“' | '「' => quoted = true,
+            '”' | '」' => quoted = false,
+            _ if !quoted => unquoted.push(c),
+            _ => {}
+        }
+    }
+    let words: Vec<&str> = crate::text::own_words(&unquoted).collect();
+    let han = words.iter().flat_map(|w| w.chars()).filter(|&c| crate::text::is_cjk(c)).count();
+    let english = words
+        .iter()
+        .flat_map(|w| w.split(|c: char| !c.is_ascii_alphabetic()))
+        .filter(|w| ENGLISH_WORDS.iter().any(|e| w.eq_ignore_ascii_case(e)))
+        .count();
+    if english >= 3 && han < 4 * english {
+        Some(Lang::En)
+    } else if han >= 2 {
+        Some(Lang::Zh)
+    } else {
+        None
+    }
 }
 
 /// Whether `text` matches every `must_contain` group of the turn (tools aside).
@@ -279,13 +329,13 @@ mod tests {
     #[test]
     fn every_group_must_match_and_forbidden_text_fails() {
         let t = turn(&[&["2%", "small slice"], &["144"]], &["Priya"]);
-        let ok = score(&t, Some("A canary release ships to a small slice of users first. 12*12 = 144."), StopReason::FinalAnswer, &[]);
+        let ok = score(&t, Lang::En, Some("A canary release ships to a small slice of users first. 12*12 = 144."), StopReason::FinalAnswer, &[]);
         assert_eq!(ok, Verdict { passed: true, reasons: vec![] });
-        let half = score(&t, Some("A canary release ships to 2% of users first."), StopReason::FinalAnswer, &[]);
+        let half = score(&t, Lang::En, Some("A canary release ships to 2% of users first."), StopReason::FinalAnswer, &[]);
         assert_eq!(half, Verdict { passed: false, reasons: vec!["missing \"144\"".into()] });
-        let derailed = score(&t, Some("Ask Priya: 2%, 144"), StopReason::FinalAnswer, &[]);
+        let derailed = score(&t, Lang::En, Some("Ask Priya: 2%, 144"), StopReason::FinalAnswer, &[]);
         assert_eq!(derailed.reasons, vec!["contains \"Priya\", which it must not".to_string()]);
-        let restated = score(&t, Some("Look up canary release in docs/glossary.md and compute 12*12."), StopReason::FinalAnswer, &[]);
+        let restated = score(&t, Lang::En, Some("Look up canary release in docs/glossary.md and compute 12*12."), StopReason::FinalAnswer, &[]);
         assert_eq!(restated.reasons, vec!["missing one of \"2%\", \"small slice\"".to_string(), "missing \"144\"".to_string()]);
     }
 
@@ -293,9 +343,9 @@ mod tests {
     fn tools_are_checked_and_a_stop_without_answer_fails() {
         let mut t = turn(&[&["122"]], &[]);
         t.tools_used = names(&["calculator"]);
-        let v = score(&t, Some("122"), StopReason::FinalAnswer, &names(&["file_reader"]));
+        let v = score(&t, Lang::En, Some("122"), StopReason::FinalAnswer, &names(&["file_reader"]));
         assert_eq!(v.reasons, vec!["did not call calculator (called file_reader)".to_string()]);
-        let v = score(&t, None, StopReason::RepeatedCall, &[]);
+        let v = score(&t, Lang::En, None, StopReason::RepeatedCall, &[]);
         assert_eq!(
             v.reasons,
             vec![
@@ -305,9 +355,34 @@ mod tests {
         );
         let mut none = turn(&[&["Tokyo"]], &[]);
         none.no_tools = true;
-        assert!(score(&none, Some("Tokyo."), StopReason::FinalAnswer, &[]).passed);
-        let v = score(&none, Some("Tokyo."), StopReason::FinalAnswer, &names(&["local_file_search", "file_reader"]));
+        assert!(score(&none, Lang::En, Some("Tokyo."), StopReason::FinalAnswer, &[]).passed);
+        let v = score(&none, Lang::En, Some("Tokyo."), StopReason::FinalAnswer, &names(&["local_file_search", "file_reader"]));
         assert_eq!(v.reasons, vec!["called local_file_search, file_reader though the question needs no tool".to_string()]);
+    }
+
+    #[test]
+    fn an_answer_in_the_other_language_fails() {
+        // The tuned and held-out sets' answers, as the 0.5B wrote them.
+        for (answer, lang) in [
+            ("The calculator shows that after buying 7 boxes of apples and giving 3 boxes to a neighbor, there are 24 - 7 - 3 = 14 apples left.", Some(Lang::En)),
+            ("The average工龄 of employees in the data/employee.csv file is 36 years.", Some(Lang::En)),
+            ("根据提供的结果，数据/原料采购.csv中列出的采购数量是12个。", Some(Lang::Zh)),
+            ("config/feature_flags.json 中的开关是 dark_mode, bulk_booking, calendar_sync, sms_reminders。", Some(Lang::Zh)),
+            ("The config/app.yaml 文件被转换为 JSON 格式如下：\n\n```json\n{\"name\": \"the app is in the cloud\"}\n```", Some(Lang::Zh)),
+            ("根据提供的数据，Bread品类的营业额最高，为4308元。", Some(Lang::Zh)),
+            ("The docs/员工手册/请假制度.md file states that “连续病假超过 2 天，需要提供医院证明。”", None),
+            ("The meeting is in 会议室 A.", Some(Lang::En)),
+            ("122", None),
+        ] {
+            assert_eq!(written_in(answer), lang, "{answer}");
+        }
+        let t = turn(&[&["14"]], &[]);
+        let v = score(&t, Lang::Zh, Some("The calculator shows that there are 14 apples left."), StopReason::FinalAnswer, &[]);
+        assert_eq!(v.reasons, vec!["answered in English, the conversation is in Chinese".to_string()]);
+        assert!(score(&t, Lang::Zh, Some("还剩 14 个苹果。"), StopReason::FinalAnswer, &[]).passed);
+        assert!(score(&t, Lang::Zh, Some("14"), StopReason::FinalAnswer, &[]).passed);
+        let v = score(&t, Lang::En, Some("还剩 14 个苹果。"), StopReason::FinalAnswer, &[]);
+        assert_eq!(v.reasons, vec!["answered in Chinese, the conversation is in English".to_string()]);
     }
 
     #[test]

@@ -40,6 +40,14 @@ pub enum Lang {
 impl Lang {
     pub const ALL: [Lang; 2] = [Lang::En, Lang::Zh];
 
+    /// The language's name in English (`Chinese`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Lang::En => "English",
+            Lang::Zh => "Chinese",
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Lang::En => "en",
