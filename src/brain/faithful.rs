@@ -1,7 +1,8 @@
 //! Argument values kept as the request wrote them: small models copy an expression from
 //! the question but drop its brackets (`(17 + 25) * 3 - 4` becomes `17 + 25 * 3 - 4`,
 //! another number). When a string argument is, but for brackets and spaces, a stretch of
-//! the user's own text that has brackets, the user's text is put back.
+//! the user's own text that has brackets, the user's text is put back; so are a code
+//! written whole (`SKU-55120` for `55120`, [`restore_codes`]) and Chinese full-width marks.
 //!
 //! They also fill optional parameters nobody asked for: an exchange for a stock quote, a
 //! return date for a one-way flight, `cc: []`, a brightness of 50. An optional argument
