@@ -117,6 +117,10 @@ pub struct Profile {
     /// An optional enum argument a call leaves out is added when an English request names
     /// exactly one of its choices, not the default, as a word (`brain::faithful`).
     pub add_named_choices: bool,
+    /// An enum argument whose choice the request does not name gives way to the one other
+    /// choice it names, in English or Chinese, that no other argument holds
+    /// ([`super::choice_names`]).
+    pub name_choices: bool,
     /// Each optional argument (a string or number) a call leaves out is asked of the model
     /// on its own, and added where the conversation writes the value as it is
     /// ([`super::stated_optional`]).
@@ -236,6 +240,7 @@ impl Default for Profile {
             drop_made_up_calls: false,
             add_wanted_expression: false,
             add_named_choices: false,
+            name_choices: false,
             add_stated_optional: false,
             input_given_bias: None,
             fresh_follow_up: false,

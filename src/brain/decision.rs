@@ -99,6 +99,14 @@ pub(crate) fn decide(
                 }
             }
         }
+        if profile.name_choices {
+            if let Some(question) = question {
+                // The request's own words: a next-step check's results name choices too.
+                let asked = super::next_step::asked(question);
+                let changed = super::choice_names::put_right(&mut ai.tool_calls, &tools, asked);
+                warnings.extend(changed.iter().map(|c| format!("a choice the request does not name, put right: {c}")));
+            }
+        }
         if profile.omit_unstated_optional && !ai.tool_calls.is_empty() {
             let left_out = faithful::drop_unstated_optional(&mut ai.tool_calls, &tools, &stated);
             warnings.extend(left_out.iter().map(|a| format!("optional argument nobody stated, left out: {a}")));
@@ -379,6 +387,25 @@ mod tests {
         let twice = decided_with_margins("Walking directions from the Louvre to the Eiffel Tower.", &raw(&[call("call_001", "walking"), call("call_002", "walking")]), false);
         assert_eq!(twice.ai.tool_calls.len(), 1);
         assert_eq!(twice.report.warnings, ["a call repeating an earlier one of this decision, dropped: maps.directions"]);
+    }
+
+    #[test]
+    fn a_choice_the_request_does_not_name_is_put_right_when_the_profile_says_so() {
+        let units = ["mm", "cm", "m", "km", "mile"];
+        let tools = vec![json!({"type": "function", "function": {"name": "unit.convert_length", "parameters": {"type": "object", "properties": {
+            "value": {"type": "number"}, "from_unit": {"type": "string", "enum": units}, "to_unit": {"type": "string", "enum": units}
+        }, "required": ["value", "from_unit", "to_unit"]}}})];
+        let request = DecisionRequest { messages: vec![crate::protocol::Message::user("Convert 5 miles to km.")], tools, ..request(ToolCalling::PromptJson) };
+        let raw = r#"{"tool_calls": [{"id": "call_001", "name": "unit.convert_length", "args": {"value": 5, "from_unit": "m", "to_unit": "km"}}], "content": ""}"#;
+        let decided = |profile: &Profile| {
+            let attempt = |_| Ok(Attempt { raw: raw.into(), prompt: "p".into(), decoding: Decoding::Constrained, stats: DecisionStats::default(), warnings: Vec::new() });
+            decide(profile, &request, &Margin::default(), Vec::new(), attempt).unwrap()
+        };
+        let on = decided(&Profile { name_choices: true, ..Profile::default() });
+        assert_eq!(on.ai.tool_calls[0].args["from_unit"], "mile");
+        assert_eq!(on.report.warnings, [r#"a choice the request does not name, put right: unit.convert_length: from_unit "m" -> "mile""#]);
+        let off = decided(&Profile::default());
+        assert_eq!(off.ai.tool_calls[0].args["from_unit"], "m");
     }
 
     #[test]

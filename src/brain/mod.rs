@@ -7,6 +7,7 @@
 //! decision.
 
 pub mod candle;
+pub mod choice_names;
 pub mod config;
 pub mod constrain;
 pub mod context;

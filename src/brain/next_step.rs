@@ -137,9 +137,18 @@ pub fn progress(messages: &[Message]) -> Option<Progress> {
     Some(Progress { question: question.to_string(), done })
 }
 
+/// What comes between the request and the calls made for it in [`request`]'s message.
+const CALLS_MADE: &str = "\n\nCalls already made for this request, with their results:\n";
+
+/// The request itself of a message [`request`] wrote (the text before the calls made and
+/// their results), else `text`.
+pub fn asked(text: &str) -> &str {
+    text.split_once(CALLS_MADE).map_or(text, |(question, _)| question)
+}
+
 /// The request asked afresh: one user message with the calls made and their results.
 pub fn request(progress: &Progress) -> Message {
-    let mut text = format!("{}\n\nCalls already made for this request, with their results:\n", progress.question);
+    let mut text = format!("{}{CALLS_MADE}", progress.question);
     for (call, result) in &progress.done {
         // Spaced JSON: written compact, the 0.5B answered with the text of a call
         // (`shop.search_products({`) where spaced it made the call.
@@ -348,6 +357,8 @@ mod tests {
         assert!(content.contains(r#"- calendar.list_events({"start_date": "2025-06-09", "keyword": "dentist"}) returned {"status": "success", "output": {"events": [{"#), "{content}");
         assert!(content.contains("evt_5531") && content.contains("never repeat a call already made"), "{content}");
         assert!(!content.contains("Hello!"), "earlier turns stay out: {content}");
+        assert_eq!(asked(&content), progress.question);
+        assert_eq!(asked("Cancel it."), "Cancel it.");
         // Not after results: nothing to check.
         assert!(super::progress(&messages[..4]).is_none());
         assert!(super::progress(&[Message::user("hi")]).is_none());

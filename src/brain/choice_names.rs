@@ -1,0 +1,276 @@
+//! What a request calls an enum's choices, in English or Chinese, and the calls' choices
+//! put right by it.
+//!
+//! Tools take units, currencies and languages as codes (`m`, `GBP`, `ja`); users name them
+//! in words ("5 miles", "100 英镑", "into Japanese"). The 0.5B, writing a call, often
+//! picks a choice the request never names where another one is named: `from_unit: "m"`
+//! for "Convert 5 miles to km", `from_currency: "USD"` for "把 1200 元人民币换成日元". A
+//! choice is named by the request when it writes the choice itself as a word (`km`, `JSON`,
+//! "fahrenheit", "miles"), or one of the names this module knows for it ([`NAMES`]).
+
+use serde_json::Value;
+
+use crate::tools::spec::ToolSpec;
+use crate::protocol::ToolCall;
+
+/// Names of the codes tools take for units, currencies and languages: the code (lower
+/// case) and what people call it, English words (whole words, the last one also with
+/// `s` or `es`) and Chinese terms (anywhere; longer ones are taken first, so `千克` is not
+/// also `克`). A name may stand for codes of different kinds (`pound`: `GBP` and `lb`):
+/// only the choices of the parameter at hand are looked up.
+const NAMES: &[(&str, &[&str])] = &[
+    // Currencies.
+    ("usd", &["us dollar", "dollar", "buck", "美元", "美金"]),
+    ("eur", &["euro", "欧元"]),
+    ("cny", &["yuan", "renminbi", "rmb", "人民币"]),
+    ("jpy", &["yen", "japanese yen", "日元", "日币"]),
+    ("gbp", &["pound", "pound sterling", "british pound", "sterling", "英镑"]),
+    ("hkd", &["hong kong dollar", "港币", "港元"]),
+    ("krw", &["korean won", "韩元"]),
+    ("aud", &["australian dollar", "澳元", "澳币"]),
+    ("cad", &["canadian dollar", "加元", "加币"]),
+    ("chf", &["swiss franc", "franc", "瑞士法郎"]),
+    ("sgd", &["singapore dollar", "新加坡元", "新币"]),
+    // Lengths.
+    ("mm", &["millimetre", "millimeter", "毫米"]),
+    ("cm", &["centimetre", "centimeter", "厘米", "公分"]),
+    ("m", &["metre", "meter", "米"]),
+    ("km", &["kilometre", "kilometer", "千米", "公里"]),
+    ("inch", &["英寸"]),
+    ("ft", &["foot", "feet", "英尺"]),
+    ("yd", &["yard"]),
+    ("mile", &["英里"]),
+    ("nautical_mile", &["nautical mile", "海里"]),
+    // Weights.
+    ("mg", &["milligram", "毫克"]),
+    ("g", &["gram", "克"]),
+    ("kg", &["kilogram", "kilo", "千克", "公斤"]),
+    ("t", &["tonne", "ton", "吨"]),
+    ("oz", &["ounce", "盎司"]),
+    ("lb", &["pound", "lbs", "磅"]),
+    ("jin", &["斤"]),
+    // Volumes.
+    ("ml", &["millilitre", "milliliter", "毫升"]),
+    ("l", &["litre", "liter", "升"]),
+    ("tsp", &["teaspoon", "茶匙"]),
+    ("tbsp", &["tablespoon", "汤匙"]),
+    ("cup", &["杯"]),
+    ("fl_oz", &["fluid ounce", "液量盎司"]),
+    ("gallon", &["加仑"]),
+    // Temperature scales.
+    ("celsius", &["°c", "摄氏"]),
+    ("fahrenheit", &["°f", "华氏"]),
+    ("kelvin", &["开尔文", "开氏"]),
+    // Languages.
+    ("en", &["english", "英语", "英文"]),
+    ("zh", &["chinese", "mandarin", "中文", "汉语", "普通话"]),
+    ("ja", &["japanese", "日语", "日文"]),
+    ("ko", &["korean", "韩语", "韩文"]),
+    ("fr", &["french", "法语", "法文"]),
+    ("de", &["german", "德语", "德文"]),
+    ("es", &["spanish", "西班牙语", "西班牙文"]),
+    ("it", &["italian", "意大利语"]),
+    ("ru", &["russian", "俄语", "俄文"]),
+    ("pt", &["portuguese", "葡萄牙语"]),
+    ("ar", &["arabic", "阿拉伯语"]),
+];
+
+/// English words that are no choice's name when a request writes them: `it` is Italian's
+/// code, and "any" or "other" in a request are seldom the choice of that name.
+const COMMON_WORDS: &[&str] = &[
+    "a", "i", "it", "in", "on", "at", "to", "of", "or", "an", "as", "is", "be", "by", "do", "go", "no", "so", "up", "us",
+    "we", "me", "my", "he", "any", "all", "none", "other", "default", "auto",
+];
+
+/// A request as choices are looked for in it: its words (figures before a unit dropped:
+/// `5km` is `km`), as written and in lower case, and its whole text in lower case for
+/// Chinese terms.
+pub struct Request {
+    written: Vec<String>,
+    words: Vec<String>,
+    text: String,
+}
+
+impl Request {
+    pub fn new(text: &str) -> Self {
+        let written: Vec<String> = text
+            .split(|c: char| !(c.is_ascii_alphanumeric() || "_.'".contains(c)))
+            .map(|w| w.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.').trim_end_matches('.').to_string())
+            .filter(|w| !w.is_empty())
+            .collect();
+        let words = written.iter().map(|w| w.to_lowercase()).collect();
+        Self { written, words, text: text.to_lowercase() }
+    }
+
+    /// The choices of `choices` this request names, in their order: by a name of theirs
+    /// (the choice itself, `nautical_mile` as "nautical mile", or one of [`NAMES`]),
+    /// longer names first, each place in the request taken once ("Hong Kong dollars" is
+    /// not also dollars, `千克` not also `克`); a choice of one or two letters only as
+    /// written, case and all (`m` in "5 m").
+    pub fn named<'a>(&self, choices: &[&'a str]) -> Vec<&'a str> {
+        let mut names: Vec<(&'a str, String)> = Vec::new();
+        for &choice in choices {
+            let own = choice.to_lowercase().replace('_', " ");
+            if choice.chars().count() > 2 && !COMMON_WORDS.contains(&own.as_str()) {
+                names.push((choice, own));
+            }
+            if let Some((_, list)) = NAMES.iter().find(|(code, _)| code.eq_ignore_ascii_case(choice)) {
+                names.extend(list.iter().map(|name| (choice, name.to_string())));
+            }
+        }
+        names.sort_by_key(|(_, name)| std::cmp::Reverse(name.chars().count()));
+        let mut text = self.text.clone();
+        let mut taken = vec![false; self.words.len()];
+        let mut named: Vec<&str> = Vec::new();
+        for (choice, name) in names {
+            let found = if name.is_ascii() {
+                self.take_phrase(&name, &mut taken)
+            } else if text.contains(&name) {
+                text = text.replace(&name, " ");
+                true
+            } else {
+                false
+            };
+            if found && !named.contains(&choice) {
+                named.push(choice);
+            }
+        }
+        for &choice in choices {
+            if choice.chars().count() <= 2 && !COMMON_WORDS.contains(&choice) && self.written.iter().any(|w| w == choice) && !named.contains(&choice) {
+                named.push(choice);
+            }
+        }
+        choices.iter().copied().filter(|c| named.contains(c)).collect()
+    }
+
+    /// Marks each run of words not yet taken that is `phrase` (its last word also with
+    /// `s` or `es`, or, of five letters or more, the start of a longer word); whether there
+    /// was one.
+    fn take_phrase(&self, phrase: &str, taken: &mut [bool]) -> bool {
+        let parts: Vec<&str> = phrase.split(' ').collect();
+        let Some((last, first)) = parts.split_last() else { return false };
+        // A long word may also go on ("moderately active" names `moderate`).
+        let ends = |word: &str| word == *last || word == format!("{last}s") || word == format!("{last}es") || (last.len() >= 5 && word.starts_with(last));
+        let mut found = false;
+        for start in 0..self.words.len().saturating_sub(parts.len() - 1) {
+            let span = start..start + parts.len();
+            let window = &self.words[span.clone()];
+            let matches = window[..first.len()].iter().zip(first).all(|(w, p)| w == p) && ends(&window[first.len()]);
+            if matches && !taken[span.clone()].iter().any(|t| *t) {
+                taken[span].iter_mut().for_each(|t| *t = true);
+                found = true;
+            }
+        }
+        found
+    }
+}
+
+/// Puts right each enum argument of `calls` whose choice `question` does not name, where it
+/// names exactly one other choice of that parameter that no other argument of the call
+/// holds ("Convert 5 miles to km": `from_unit: "m"` becomes `"mile"`, `km` being the
+/// `to_unit`'s). Returns one line per change (`tool: param "old" -> "new"`).
+pub fn put_right(calls: &mut [ToolCall], tools: &[ToolSpec], question: &str) -> Vec<String> {
+    let request = Request::new(question);
+    let mut changed = Vec::new();
+    for call in calls.iter_mut() {
+        let Some(tool) = tools.iter().find(|t| t.name == call.name) else { continue };
+        for param in tool.params() {
+            let Some(choices) = param.schema.enum_values.as_ref() else { continue };
+            let choices: Vec<&str> = choices.iter().filter_map(Value::as_str).collect();
+            let Some(value) = call.args.get(&param.name).and_then(Value::as_str) else { continue };
+            let named = request.named(&choices);
+            if named.contains(&value) {
+                continue;
+            }
+            let held = |choice: &str| {
+                call.args.iter().any(|(k, v)| k != &param.name && v.as_str().is_some_and(|s| s.eq_ignore_ascii_case(choice)))
+            };
+            let free: Vec<&str> = named.into_iter().filter(|c| !held(c)).collect();
+            let [choice] = free[..] else { continue };
+            changed.push(format!("{}: {} {value:?} -> {choice:?}", call.name, param.name));
+            call.args.insert(param.name.clone(), Value::String(choice.to_string()));
+        }
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn named<'a>(text: &str, choices: &[&'a str]) -> Vec<&'a str> {
+        Request::new(text).named(choices)
+    }
+
+    const LENGTHS: &[&str] = &["mm", "cm", "m", "km", "inch", "ft", "yd", "mile", "nautical_mile"];
+    const CURRENCIES: &[&str] = &["USD", "EUR", "CNY", "JPY", "GBP", "HKD", "KRW", "AUD", "CAD", "CHF", "SGD"];
+    const LANGUAGES: &[&str] = &["en", "zh", "ja", "ko", "fr", "de", "es", "it", "ru", "pt", "ar"];
+
+    #[test]
+    fn choices_are_named_by_code_word_or_chinese_term() {
+        assert_eq!(named("Convert 5 miles to km and 20 lb to kg.", LENGTHS), ["km", "mile"]);
+        assert_eq!(named("How many feet is 1500 metres?", LENGTHS), ["m", "ft"]);
+        assert_eq!(named("Run 10km, then 3 nautical miles", LENGTHS), ["km", "nautical_mile"]);
+        assert_eq!(named("帮我把 1200 元人民币换成日元。", CURRENCIES), ["CNY", "JPY"]);
+        assert_eq!(named("100 英镑现在能换多少港币？", CURRENCIES), ["GBP", "HKD"]);
+        assert_eq!(named("How much is 50 Hong Kong dollars in GBP?", CURRENCIES), ["GBP", "HKD"]);
+        assert_eq!(named("30°C in Fahrenheit?", &["celsius", "fahrenheit", "kelvin"]), ["celsius", "fahrenheit"]);
+        assert_eq!(named("300 开尔文是多少摄氏度？", &["celsius", "fahrenheit", "kelvin"]), ["celsius", "kelvin"]);
+        assert_eq!(named("把 2 公斤换算成斤", &["mg", "g", "kg", "jin"]), ["kg", "jin"]);
+        assert_eq!(named("Translate it into Japanese.", LANGUAGES), ["ja"]);
+        assert_eq!(named("Say it in German, in a formal way", LANGUAGES), ["de"]);
+        let activity = ["sedentary", "light", "moderate", "active", "very_active"];
+        assert_eq!(named("a 34-year-old woman, moderately active", &activity), ["moderate", "active"]);
+        assert_eq!(named("I'm very active", &activity), ["very_active"]);
+    }
+
+    #[test]
+    fn short_codes_count_only_as_written() {
+        assert_eq!(named("I'm 5 m away", LENGTHS), ["m"]);
+        assert!(named("I'm far away", LENGTHS).is_empty());
+        assert!(named("It is far", LANGUAGES).is_empty());
+        assert!(named("Find any headphones", &["any", "electronics"]).is_empty());
+        assert!(named("Show my M&A docs", LENGTHS).is_empty());
+    }
+
+    fn convert() -> Vec<ToolSpec> {
+        ToolSpec::parse_all(&[json!({"name": "unit.convert_length", "parameters": {"type": "object", "properties": {
+            "value": {"type": "number"},
+            "from_unit": {"type": "string", "enum": LENGTHS},
+            "to_unit": {"type": "string", "enum": LENGTHS},
+        }, "required": ["value", "from_unit", "to_unit"]}})])
+        .unwrap()
+    }
+
+    fn call(args: serde_json::Value) -> ToolCall {
+        serde_json::from_value(json!({"id": "call_001", "name": "unit.convert_length", "args": args})).unwrap()
+    }
+
+    #[test]
+    fn an_unnamed_choice_gives_way_to_the_one_named_choice_no_other_argument_holds() {
+        let mut calls = vec![call(json!({"value": 5, "from_unit": "m", "to_unit": "km"}))];
+        let changed = put_right(&mut calls, &convert(), "Convert 5 miles to km.");
+        assert_eq!(changed, [r#"unit.convert_length: from_unit "m" -> "mile""#]);
+        assert_eq!(calls[0].args, call(json!({"value": 5, "from_unit": "mile", "to_unit": "km"})).args);
+    }
+
+    #[test]
+    fn named_choices_and_unclear_ones_are_left_alone() {
+        for (question, args) in [
+            // Named already.
+            ("Convert 5 miles to km.", json!({"value": 5, "from_unit": "mile", "to_unit": "km"})),
+            // Two named choices free for one place: which one is not clear.
+            ("Convert 5 miles or 5 yards to metres and feet.", json!({"value": 5, "from_unit": "mm", "to_unit": "m"})),
+            // Nothing named.
+            ("Convert 5 of those to the other unit.", json!({"value": 5, "from_unit": "m", "to_unit": "km"})),
+            // The one named choice is the other argument's.
+            ("How long is 5 km?", json!({"value": 5, "from_unit": "m", "to_unit": "km"})),
+        ] {
+            let mut calls = vec![call(args.clone())];
+            assert!(put_right(&mut calls, &convert(), question).is_empty(), "{question}");
+            assert_eq!(calls[0].args, call(args).args, "{question}");
+        }
+    }
+}
