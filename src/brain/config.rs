@@ -121,6 +121,10 @@ pub struct Profile {
     /// choice it names, in English or Chinese, that no other argument holds
     /// ([`super::choice_names`]).
     pub name_choices: bool,
+    /// A boolean argument the request asks for or against in so many words, in English or
+    /// Chinese ("现在营业的", "matching case exactly", "don't overwrite"), is written as asked
+    /// ([`super::named_flags`]).
+    pub name_flags: bool,
     /// Each optional argument (a string or number) a call leaves out is asked of the model
     /// on its own, and added where the conversation writes the value as it is
     /// ([`super::stated_optional`]).
@@ -241,6 +245,7 @@ impl Default for Profile {
             add_wanted_expression: false,
             add_named_choices: false,
             name_choices: false,
+            name_flags: false,
             add_stated_optional: false,
             input_given_bias: None,
             fresh_follow_up: false,

@@ -107,6 +107,13 @@ pub(crate) fn decide(
                 warnings.extend(changed.iter().map(|c| format!("a choice the request does not name, put right: {c}")));
             }
         }
+        if profile.name_flags {
+            if let Some(question) = question {
+                let asked = super::next_step::asked(question);
+                let changed = super::named_flags::put_right(&mut ai.tool_calls, &tools, asked);
+                warnings.extend(changed.iter().map(|c| format!("a flag the request asks for in so many words, put right: {c}")));
+            }
+        }
         if profile.omit_unstated_optional && !ai.tool_calls.is_empty() {
             let left_out = faithful::drop_unstated_optional(&mut ai.tool_calls, &tools, &stated);
             warnings.extend(left_out.iter().map(|a| format!("optional argument nobody stated, left out: {a}")));
@@ -406,6 +413,24 @@ mod tests {
         assert_eq!(on.report.warnings, [r#"a choice the request does not name, put right: unit.convert_length: from_unit "m" -> "mile""#]);
         let off = decided(&Profile::default());
         assert_eq!(off.ai.tool_calls[0].args["from_unit"], "m");
+    }
+
+    #[test]
+    fn a_flag_the_request_asks_for_is_put_right_when_the_profile_says_so() {
+        let tools = vec![json!({"type": "function", "function": {"name": "maps.nearby", "parameters": {"type": "object", "properties": {
+            "location": {"type": "string"}, "open_now": {"type": "boolean", "description": "Only places open now. Default: false."}
+        }, "required": ["location"]}}})];
+        let request = DecisionRequest { messages: vec![crate::protocol::Message::user("在静安寺附近找现在营业的药店。")], tools, ..request(ToolCalling::PromptJson) };
+        let raw = r#"{"tool_calls": [{"id": "call_001", "name": "maps.nearby", "args": {"location": "静安寺", "open_now": false}}], "content": ""}"#;
+        let decided = |profile: &Profile| {
+            let attempt = |_| Ok(Attempt { raw: raw.into(), prompt: "p".into(), decoding: Decoding::Constrained, stats: DecisionStats::default(), warnings: Vec::new() });
+            decide(profile, &request, &Margin::default(), Vec::new(), attempt).unwrap()
+        };
+        let on = decided(&Profile { name_flags: true, ..Profile::default() });
+        assert_eq!(on.ai.tool_calls[0].args["open_now"], true);
+        assert_eq!(on.report.warnings, ["a flag the request asks for in so many words, put right: maps.nearby: open_now false -> true"]);
+        let off = decided(&Profile::default());
+        assert_eq!(off.ai.tool_calls[0].args["open_now"], false);
     }
 
     #[test]

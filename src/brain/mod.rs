@@ -20,6 +20,7 @@ pub mod format;
 pub mod generate;
 pub mod made_up;
 pub mod mock;
+pub mod named_flags;
 pub mod model;
 pub mod parse;
 pub mod progress;
