@@ -6,14 +6,17 @@
 //! picks a choice the request never names where another one is named: `from_unit: "m"`
 //! for "Convert 5 miles to km", `from_currency: "USD"` for "把 1200 元人民币换成日元". A
 //! choice is named by the request when it writes the choice itself as a word (`km`, `JSON`,
-//! "fahrenheit", "miles"), or one of the names this module knows for it ([`NAMES`]).
+//! "fahrenheit", "miles"), or one of the names this module knows for it ([`NAMES`]): units,
+//! currencies and languages, and the everyday choices tools offer (kinds of place, seats,
+//! ways to travel, how often, levels, diets, categories: "药店" is `pharmacy`, "一等座"
+//! `first`, "每周" `weekly`).
 
 use serde_json::Value;
 
 use crate::tools::spec::ToolSpec;
 use crate::protocol::ToolCall;
 
-/// Names of the codes tools take for units, currencies and languages: the code (lower
+/// Names of the codes tools take for units, currencies, languages and everyday choices: the code (lower
 /// case) and what people call it, English words (whole words, the last one also with
 /// `s` or `es`) and Chinese terms (anywhere; longer ones are taken first, so `千克` is not
 /// also `克`). A name may stand for codes of different kinds (`pound`: `GBP` and `lb`):
@@ -73,6 +76,107 @@ const NAMES: &[(&str, &[&str])] = &[
     ("ru", &["russian", "俄语", "俄文"]),
     ("pt", &["portuguese", "葡萄牙语"]),
     ("ar", &["arabic", "阿拉伯语"]),
+    // Kinds of place.
+    ("restaurant", &["餐厅", "饭店", "餐馆"]),
+    ("cafe", &["coffee shop", "咖啡馆", "咖啡店", "咖啡厅"]),
+    ("pharmacy", &["drugstore", "chemist", "药店", "药房"]),
+    ("hospital", &["医院"]),
+    ("gas_station", &["petrol station", "加油站"]),
+    ("atm", &["cash machine", "取款机", "提款机"]),
+    ("parking", &["car park", "停车场"]),
+    ("supermarket", &["超市"]),
+    ("museum", &["博物馆"]),
+    ("park", &["公园"]),
+    ("landmark", &["地标"]),
+    // Seats, cabins and cars.
+    ("first", &["一等座", "头等舱"]),
+    ("second", &["二等座"]),
+    ("business", &["商务座", "商务舱"]),
+    ("economy", &["经济舱", "经济型"]),
+    ("premium_economy", &["超级经济舱", "高端经济舱"]),
+    ("compact", &["紧凑型"]),
+    ("luxury", &["豪华"]),
+    ("electric", &["电动", "新能源"]),
+    ("van", &["面包车"]),
+    // Ways to travel.
+    ("driving", &["drive", "开车", "驾车", "自驾"]),
+    ("walking", &["walk", "on foot", "步行", "走路"]),
+    ("transit", &["public transport", "subway", "metro", "公交", "地铁", "公共交通"]),
+    ("cycling", &["bike", "bicycle", "骑行", "骑车", "自行车"]),
+    // How often.
+    ("daily", &["every day", "每天", "每日", "日线"]),
+    ("weekly", &["every week", "每周", "每星期", "周线"]),
+    ("monthly", &["every month", "每月", "每个月", "月线"]),
+    // Levels, priorities, registers.
+    ("beginner", &["初级", "入门", "新手"]),
+    ("intermediate", &["中级"]),
+    ("advanced", &["高级", "进阶"]),
+    ("warn", &["warning", "警告"]),
+    ("error", &["错误"]),
+    ("debug", &["调试"]),
+    ("high", &["urgent", "高优先级", "紧急"]),
+    ("low", &["低优先级"]),
+    ("formal", &["正式"]),
+    ("informal", &["casual", "非正式", "随意"]),
+    // Diets.
+    ("vegetarian", &["素食"]),
+    ("vegan", &["纯素", "纯素食"]),
+    ("gluten_free", &["gluten-free", "无麸质"]),
+    ("keto", &["生酮"]),
+    // Shop and expense categories.
+    ("electronics", &["电子产品", "数码"]),
+    ("books", &["图书", "书籍"]),
+    ("home", &["家居"]),
+    ("clothing", &["clothes", "服装", "衣服"]),
+    ("sports", &["运动", "体育"]),
+    ("toys", &["玩具"]),
+    ("grocery", &["食品杂货", "杂货"]),
+    ("food", &["餐饮"]),
+    ("transport", &["交通", "打车"]),
+    ("housing", &["房租", "住房"]),
+    ("entertainment", &["娱乐"]),
+    ("health", &["医疗"]),
+    ("education", &["教育"]),
+    ("shopping", &["购物"]),
+    // Mail folders and contact fields.
+    ("inbox", &["收件箱"]),
+    ("sent", &["已发送", "发件箱"]),
+    ("archive", &["归档"]),
+    ("phone", &["电话", "手机号"]),
+    ("email", &["邮箱", "电子邮件"]),
+    ("address", &["地址"]),
+    // Sorting.
+    ("price_asc", &["cheapest", "lowest price", "价格从低到高", "最便宜"]),
+    ("price_desc", &["most expensive", "highest price", "价格从高到低", "最贵"]),
+    ("rating", &["top rated", "best rated", "评分", "好评"]),
+    // Leagues.
+    ("premier_league", &["英超"]),
+    ("la_liga", &["西甲"]),
+    ("bundesliga", &["德甲"]),
+    ("serie_a", &["意甲"]),
+    ("csl", &["中超"]),
+    // Doctors.
+    ("pediatrics", &["pediatrician", "儿科"]),
+    ("dermatology", &["dermatologist", "皮肤科"]),
+    ("cardiology", &["cardiologist", "心内科", "心脏科"]),
+    ("dentistry", &["dentist", "牙科", "牙医"]),
+    ("ophthalmology", &["eye doctor", "ophthalmologist", "眼科"]),
+    ("orthopedics", &["orthopedist", "骨科"]),
+    // Sports figures, elements' properties, returns, people.
+    ("points", &["得分"]),
+    ("goals", &["进球"]),
+    ("assists", &["助攻"]),
+    ("rebounds", &["篮板"]),
+    ("atomic_number", &["原子序数"]),
+    ("atomic_mass", &["原子质量", "原子量"]),
+    ("electronegativity", &["电负性"]),
+    ("melting_point", &["熔点"]),
+    ("density", &["密度"]),
+    ("damaged", &["broken", "损坏", "破损", "坏了"]),
+    ("wrong_item", &["发错", "错发"]),
+    ("no_longer_needed", &["不需要了", "不想要了"]),
+    ("male", &["男性", "男士"]),
+    ("female", &["女性", "女士"]),
 ];
 
 /// English words that are no choice's name when a request writes them: `it` is Italian's
@@ -224,6 +328,18 @@ mod tests {
         let activity = ["sedentary", "light", "moderate", "active", "very_active"];
         assert_eq!(named("a 34-year-old woman, moderately active", &activity), ["moderate", "active"]);
         assert_eq!(named("I'm very active", &activity), ["very_active"]);
+    }
+
+    #[test]
+    fn everyday_choices_are_named_in_chinese_and_other_words() {
+        let places = ["restaurant", "cafe", "pharmacy", "hospital", "gas_station", "atm", "parking", "supermarket"];
+        assert_eq!(named("在上海静安寺附近 500 米内找现在营业的药店。", &places), ["pharmacy"]);
+        assert_eq!(named("Is there a drugstore or a coffee shop nearby?", &places), ["cafe", "pharmacy"]);
+        assert_eq!(named("订一张明天北京到上海的一等座", &["second", "first", "business"]), ["first"]);
+        assert_eq!(named("每周的收盘价", &["daily", "weekly", "monthly"]), ["weekly"]);
+        assert_eq!(named("找一些纯素食的菜谱", &["none", "vegetarian", "vegan"]), ["vegan"]);
+        assert_eq!(named("找一些素食菜谱", &["none", "vegetarian", "vegan"]), ["vegetarian"]);
+        assert_eq!(named("Directions to the museum on foot", &["driving", "walking", "transit", "cycling"]), ["walking"]);
     }
 
     #[test]

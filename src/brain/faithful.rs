@@ -227,19 +227,19 @@ pub fn add_wanted_expression(calls: &mut Vec<ToolCall>, tools: &[ToolSpec], ques
     Some(format!("{}: {param} = {wanted:?}", tool.name))
 }
 
-/// Adds to `calls` an optional enum argument a call left out when `question`, written in
-/// English, names exactly one of the parameter's choices other than its default as a word
-/// of its own: "in a formal register" is `formality: "formal"`, "Maria Gonzalez's phone
-/// number" is `field: "phone"` (the 0.5B left both out). A choice another argument of the
-/// call already holds is not added (`query: "sports"` from "the sports department": the
-/// copy [`drop_unstated_optional`] leaves out). Returns one line per argument added
-/// (`tool: param = value`).
+/// Adds to `calls` an optional enum argument a call left out when `question` names exactly
+/// one of the parameter's choices other than its default: in English as a word of its own
+/// ("in a formal register" is `formality: "formal"`, "Maria Gonzalez's phone number" is
+/// `field: "phone"`: the 0.5B left both out), in another language by a name
+/// [`super::choice_names`] knows for it ("45 元人民币" is `currency: "CNY"`). A choice another
+/// argument of the call already holds is not added (`query: "sports"` from "the sports
+/// department": the copy [`drop_unstated_optional`] leaves out). Returns one line per
+/// argument added (`tool: param = value`).
 pub fn add_named_choices(calls: &mut [ToolCall], tools: &[ToolSpec], question: &str) -> Vec<String> {
     let mut added = Vec::new();
-    if !question.is_ascii() {
-        return added;
-    }
+    let english = question.is_ascii();
     let words = words_of(question);
+    let request = super::choice_names::Request::new(question);
     for call in calls.iter_mut() {
         let Some(tool) = tools.iter().find(|t| t.name == call.name) else { continue };
         for param in tool.params() {
@@ -247,11 +247,19 @@ pub fn add_named_choices(calls: &mut [ToolCall], tools: &[ToolSpec], question: &
                 continue;
             }
             let default = param.schema.raw.get("default");
-            let named: Vec<&str> = param.schema.enum_values.iter().flatten()
-                .filter_map(Value::as_str)
-                .filter(|v| v.len() >= 3 && default.and_then(Value::as_str) != Some(v) && words.contains(&v.to_lowercase()))
+            let choices: Vec<&str> = param.schema.enum_values.iter().flatten().filter_map(Value::as_str).collect();
+            let named_here = if english { Vec::new() } else { request.named(&choices) };
+            let named: Vec<&str> = choices
+                .iter()
+                .copied()
+                .filter(|v| if english { v.len() >= 3 && words.contains(&v.to_lowercase()) } else { named_here.contains(v) })
                 .collect();
+            // The default named beside another: which one this call wants is not clear
+            // ("记一笔 12.5 美元的支出，并把 12.5 美元换成欧元").
             let [choice] = named[..] else { continue };
+            if default.and_then(Value::as_str) == Some(choice) {
+                continue;
+            }
             let held = call.args.values().any(|v| v.as_str().is_some_and(|s| s.eq_ignore_ascii_case(choice)));
             if held {
                 continue;
@@ -748,6 +756,10 @@ mod tests {
         let mut calls = [lookup(json!({"name": "Kenji"}))];
         add_named_choices(&mut calls, &contacts(), "Look up Kenji's work email.");
         assert_eq!(calls[0].args, lookup(json!({"name": "Kenji", "field": "email", "source": "work"})).args);
+
+        // In Chinese, by a name the choice has there.
+        let mut calls = [lookup(json!({"name": "玛丽亚"}))];
+        assert_eq!(add_named_choices(&mut calls, &contacts(), "玛丽亚的电话是多少？"), vec![r#"contacts.lookup: field = "phone""#]);
     }
 
     #[test]
@@ -756,11 +768,12 @@ mod tests {
             // Already given (even otherwise), or the default.
             (json!({"name": "Maria", "field": "email"}), "What's Maria's phone number?"),
             (json!({"name": "Maria"}), "Show all of Maria's details."),
-            // Two choices named; a choice inside another word; a short one; not English.
+            // Two choices named; a choice inside another word; a short one; none named in Chinese.
             (json!({"name": "Maria"}), "Maria's phone and email, please."),
+            (json!({"name": "Maria"}), "Maria's phone, or all of it."),
             (json!({"name": "Maria"}), "Maria's telephone number?"),
             (json!({"name": "Maria"}), "Tell me about Maria."),
-            (json!({"name": "Maria"}), "玛丽亚的 phone 是多少？"),
+            (json!({"name": "Maria"}), "玛丽亚的联系方式是多少？"),
             // Another argument holds the choice.
             (json!({"name": "phone"}), "Look up phone."),
         ] {
