@@ -150,7 +150,7 @@ impl Brain for CandleBrain {
             let stats = DecisionStats { grammar_ms, ..generation.stats };
             Ok(decision::Attempt { raw: generation.text, prompt: prompt_text, decoding, stats, warnings })
         })?;
-        if decided.valid() && self.profile.drop_made_up_calls && request.phase != crate::protocol::Phase::Plan {
+        if decided.valid() && (self.profile.drop_made_up_calls || self.profile.drop_unfit_actions) && request.phase != crate::protocol::Phase::Plan {
             super::made_up::drop(self, &mut decided, request, &messages, on_token, cancel)?;
         }
         if decided.valid() && self.profile.add_stated_optional && request.phase == crate::protocol::Phase::React && !decided.ai.tool_calls.is_empty() {

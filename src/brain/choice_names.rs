@@ -187,23 +187,26 @@ const COMMON_WORDS: &[&str] = &[
 ];
 
 /// A request as choices are looked for in it: its words (figures before a unit dropped:
-/// `5km` is `km`), as written and in lower case, and its whole text in lower case for
-/// Chinese terms.
+/// `5km` is `km`), as written and in lower case, each with where it ends and starts in
+/// the text, and its whole text in lower case for Chinese terms.
 pub struct Request {
     written: Vec<String>,
     words: Vec<String>,
+    spans: Vec<(usize, usize)>,
     text: String,
 }
 
 impl Request {
     pub fn new(text: &str) -> Self {
-        let written: Vec<String> = text
-            .split(|c: char| !(c.is_ascii_alphanumeric() || "_.'".contains(c)))
-            .map(|w| w.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.').trim_end_matches('.').to_string())
-            .filter(|w| !w.is_empty())
-            .collect();
-        let words = written.iter().map(|w| w.to_lowercase()).collect();
-        Self { written, words, text: text.to_lowercase() }
+        // Lower case keeps the places of what can be a word (ASCII) and of Chinese.
+        let lower = text.to_lowercase();
+        let (mut written, _) = words_in(text);
+        let (words, spans) = words_in(&lower);
+        if written.len() != words.len() {
+            // A letter whose lower case is not one word with it: no codes as written.
+            written = words.clone();
+        }
+        Self { written, words, spans, text: lower }
     }
 
     /// The choices of `choices` this request names, in their order: by a name of theirs
@@ -212,6 +215,13 @@ impl Request {
     /// not also dollars, `千克` not also `克`); a choice of one or two letters only as
     /// written, case and all (`m` in "5 m").
     pub fn named<'a>(&self, choices: &[&'a str]) -> Vec<&'a str> {
+        let places = self.places(choices);
+        choices.iter().copied().filter(|c| places.iter().any(|(p, _)| p == c)).collect()
+    }
+
+    /// Where the request names each of `choices` (see [`Self::named`]): the choice and the
+    /// byte range of the name in the request, in the request's order.
+    pub fn places<'a>(&self, choices: &[&'a str]) -> Vec<(&'a str, (usize, usize))> {
         let mut names: Vec<(&'a str, String)> = Vec::new();
         for &choice in choices {
             let own = choice.to_lowercase().replace('_', " ");
@@ -223,50 +233,117 @@ impl Request {
             }
         }
         names.sort_by_key(|(_, name)| std::cmp::Reverse(name.chars().count()));
+        // Chinese terms found are blanked out, keeping every other place where it was.
         let mut text = self.text.clone();
         let mut taken = vec![false; self.words.len()];
-        let mut named: Vec<&str> = Vec::new();
+        let mut places: Vec<(&str, (usize, usize))> = Vec::new();
         for (choice, name) in names {
-            let found = if name.is_ascii() {
-                self.take_phrase(&name, &mut taken)
-            } else if text.contains(&name) {
-                text = text.replace(&name, " ");
-                true
+            if name.is_ascii() {
+                for (first, last) in self.take_phrase(&name, &mut taken) {
+                    places.push((choice, (self.spans[first].0, self.spans[last].1)));
+                }
             } else {
-                false
-            };
-            if found && !named.contains(&choice) {
-                named.push(choice);
+                let found: Vec<usize> = text.match_indices(&name).map(|(at, _)| at).collect();
+                for at in found {
+                    text.replace_range(at..at + name.len(), &" ".repeat(name.len()));
+                    places.push((choice, (at, at + name.len())));
+                }
             }
         }
         for &choice in choices {
-            if choice.chars().count() <= 2 && !COMMON_WORDS.contains(&choice) && self.written.iter().any(|w| w == choice) && !named.contains(&choice) {
-                named.push(choice);
+            if choice.chars().count() <= 2 && !COMMON_WORDS.contains(&choice) {
+                for (i, _) in self.written.iter().enumerate().filter(|(i, w)| *w == choice && !taken[*i]) {
+                    places.push((choice, self.spans[i]));
+                }
             }
         }
-        choices.iter().copied().filter(|c| named.contains(c)).collect()
+        places.sort_by_key(|(_, span)| *span);
+        places
     }
 
     /// Marks each run of words not yet taken that is `phrase` (its last word also with
-    /// `s` or `es`, or, of five letters or more, the start of a longer word); whether there
-    /// was one.
-    fn take_phrase(&self, phrase: &str, taken: &mut [bool]) -> bool {
+    /// `s` or `es`, or, of five letters or more, the start of a longer word); the runs found
+    /// (first and last word).
+    fn take_phrase(&self, phrase: &str, taken: &mut [bool]) -> Vec<(usize, usize)> {
         let parts: Vec<&str> = phrase.split(' ').collect();
-        let Some((last, first)) = parts.split_last() else { return false };
+        let Some((last, first)) = parts.split_last() else { return Vec::new() };
         // A long word may also go on ("moderately active" names `moderate`).
         let ends = |word: &str| word == *last || word == format!("{last}s") || word == format!("{last}es") || (last.len() >= 5 && word.starts_with(last));
-        let mut found = false;
+        let mut found = Vec::new();
         for start in 0..self.words.len().saturating_sub(parts.len() - 1) {
             let span = start..start + parts.len();
             let window = &self.words[span.clone()];
             let matches = window[..first.len()].iter().zip(first).all(|(w, p)| w == p) && ends(&window[first.len()]);
             if matches && !taken[span.clone()].iter().any(|t| *t) {
                 taken[span].iter_mut().for_each(|t| *t = true);
-                found = true;
+                found.push((start, start + parts.len() - 1));
             }
         }
         found
     }
+
+    /// The lists the request names choices in: runs of two or more places with only a
+    /// comma, `and`, `or`, `和`, `、` and the like between them ("换成人民币、日元和欧元":
+    /// CNY, JPY, EUR), each choice once.
+    pub fn lists<'a>(&self, places: &[(&'a str, (usize, usize))]) -> Vec<Vec<&'a str>> {
+        let mut lists: Vec<Vec<&str>> = Vec::new();
+        let mut current: Vec<&str> = Vec::new();
+        let mut end = 0;
+        for &(choice, (from, to)) in places {
+            let between = self.text.get(end..from).unwrap_or("x");
+            if current.is_empty() || !only_separators(between) {
+                if current.len() >= 2 {
+                    lists.push(std::mem::take(&mut current));
+                }
+                current.clear();
+            }
+            if !current.contains(&choice) {
+                current.push(choice);
+            }
+            end = to;
+        }
+        if current.len() >= 2 {
+            lists.push(current);
+        }
+        lists
+    }
+}
+
+/// The words of `text` (letters, figures, `_ . '`; figures before a unit dropped: `5km` is
+/// `km`; a sentence's `.` at the end dropped) and where each is.
+fn words_in(text: &str) -> (Vec<String>, Vec<(usize, usize)>) {
+    let mut words = Vec::new();
+    let mut spans = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {
+        let inside = c.is_ascii_alphanumeric() || "_.'".contains(c);
+        match (inside, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                start = None;
+                let raw = &text[s..i];
+                let word = raw.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+                let from = s + (raw.len() - word.len());
+                let word = word.trim_end_matches('.');
+                if !word.is_empty() {
+                    words.push(word.to_string());
+                    spans.push((from, from + word.len()));
+                }
+            }
+            _ => {}
+        }
+    }
+    (words, spans)
+}
+
+/// Whether `text` holds nothing but what joins the items of a list.
+fn only_separators(text: &str) -> bool {
+    const JOINERS: &[&str] = &["以及", "或者", "还有", "and", "or", "和", "与", "及", "或", "跟", "、", "，", ",", "/", "&", "as well as"];
+    let mut rest = text.to_string();
+    for joiner in JOINERS {
+        rest = rest.replace(joiner, " ");
+    }
+    rest.trim().is_empty()
 }
 
 /// Puts right each enum argument of `calls` whose choice `question` does not name, where it
@@ -294,6 +371,88 @@ pub fn put_right(calls: &mut [ToolCall], tools: &[ToolSpec], question: &str) -> 
             changed.push(format!("{}: {} {value:?} -> {choice:?}", call.name, param.name));
             call.args.insert(param.name.clone(), Value::String(choice.to_string()));
         }
+    }
+    changed
+}
+
+/// Makes one call of a tool for each choice of a required enum parameter that the request
+/// names in a list, where the decision's calls of that tool agree on everything else: "把
+/// 100 美元分别换成人民币、日元和欧元" is three conversions, whichever of them (or others) the
+/// model wrote; "2023-24 赛季西甲和德甲的积分榜" two tables. Choices another argument of the
+/// decision holds are not the list's (`USD` is the amount's, `fahrenheit` another tool's),
+/// and where two parameters could take the list, nothing is done. Returns one line per tool
+/// fanned out (`tool: to_currency CNY, JPY, EUR`).
+pub fn fan_out(calls: &mut Vec<ToolCall>, tools: &[ToolSpec], question: &str) -> Vec<String> {
+    let request = Request::new(question);
+    let mut changed = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    for call in calls.iter() {
+        if !names.contains(&call.name) {
+            names.push(call.name.clone());
+        }
+    }
+    for name in names {
+        let Some(tool) = tools.iter().find(|t| t.name == name) else { continue };
+        let mine: Vec<usize> = (0..calls.len()).filter(|&i| calls[i].name == name).collect();
+        let mut candidates: Vec<(String, Vec<&str>)> = Vec::new();
+        for param in tool.params() {
+            let Some(choices) = param.schema.enum_values.as_ref() else { continue };
+            if !tool.required().contains(&param.name) {
+                continue;
+            }
+            let choices: Vec<&str> = choices.iter().filter_map(Value::as_str).collect();
+            let held = |choice: &str| {
+                calls.iter().enumerate().any(|(i, call)| {
+                    call.args.iter().any(|(k, v)| !(mine.contains(&i) && *k == param.name) && v.as_str().is_some_and(|s| s.eq_ignore_ascii_case(choice)))
+                })
+            };
+            // A list with a choice another argument holds is not this parameter's.
+            for list in request.lists(&request.places(&choices)) {
+                if !list.iter().any(|c| held(c)) {
+                    candidates.push((param.name.clone(), list));
+                }
+            }
+        }
+        let [(param, list)] = &candidates[..] else { continue };
+        let first = calls[mine[0]].clone();
+        let others = |call: &ToolCall| call.args.iter().filter(|(k, _)| *k != param).map(|(k, v)| (k.clone(), v.clone())).collect::<Vec<_>>();
+        if mine.iter().any(|&i| others(&calls[i]) != others(&first)) {
+            continue;
+        }
+        let written: Vec<Option<&str>> = mine.iter().map(|&i| calls[i].args.get(param).and_then(Value::as_str)).collect();
+        if written.len() == list.len() && list.iter().all(|c| written.contains(&Some(c))) {
+            continue;
+        }
+        let mut ids: Vec<String> = mine.iter().map(|&i| calls[i].id.clone()).collect();
+        let fanned: Vec<ToolCall> = list
+            .iter()
+            .enumerate()
+            .map(|(n, choice)| {
+                let mut call = first.clone();
+                call.args.insert(param.clone(), Value::String(choice.to_string()));
+                if n < ids.len() {
+                    call.id = ids[n].clone();
+                } else {
+                    let taken = |id: &str| calls.iter().any(|c| c.id == id) || ids.iter().any(|i| i == id);
+                    let id = (1..).map(|k| format!("call_{k:03}")).find(|id| !taken(id)).unwrap_or_default();
+                    ids.push(id.clone());
+                    call.id = id;
+                }
+                call
+            })
+            .collect();
+        let at = mine[0];
+        let mut kept: Vec<ToolCall> = Vec::with_capacity(calls.len() + fanned.len());
+        for (i, call) in calls.drain(..).enumerate() {
+            if i == at {
+                kept.extend(fanned.iter().cloned());
+            }
+            if !mine.contains(&i) {
+                kept.push(call);
+            }
+        }
+        *calls = kept;
+        changed.push(format!("{name}: {param} {}", list.join(", ")));
     }
     changed
 }
@@ -370,6 +529,71 @@ mod tests {
         let changed = put_right(&mut calls, &convert(), "Convert 5 miles to km.");
         assert_eq!(changed, [r#"unit.convert_length: from_unit "m" -> "mile""#]);
         assert_eq!(calls[0].args, call(json!({"value": 5, "from_unit": "mile", "to_unit": "km"})).args);
+    }
+
+    fn convert_currency() -> Vec<ToolSpec> {
+        ToolSpec::parse_all(&[json!({"name": "currency.convert", "parameters": {"type": "object", "properties": {
+            "amount": {"type": "number"},
+            "from_currency": {"type": "string", "enum": CURRENCIES},
+            "to_currency": {"type": "string", "enum": CURRENCIES},
+        }, "required": ["amount", "from_currency", "to_currency"]}})])
+        .unwrap()
+    }
+
+    fn conversion(id: &str, to: &str) -> ToolCall {
+        serde_json::from_value(json!({"id": id, "name": "currency.convert", "args": {"amount": 100, "from_currency": "USD", "to_currency": to}})).unwrap()
+    }
+
+    #[test]
+    fn choices_named_in_a_list_get_a_call_each() {
+        let question = "把 100 美元分别换成人民币、日元和欧元。";
+        let want = vec![conversion("call_001", "CNY"), conversion("call_002", "JPY"), conversion("call_003", "EUR")];
+        // One call written.
+        let mut calls = vec![conversion("call_001", "EUR")];
+        assert_eq!(fan_out(&mut calls, &convert_currency(), question), ["currency.convert: to_currency CNY, JPY, EUR"]);
+        assert_eq!(calls, want);
+        // Too many written, one nobody named among them.
+        let mut calls = vec![conversion("call_001", "CNY"), conversion("call_002", "JPY"), conversion("call_003", "GBP"), conversion("call_004", "EUR")];
+        fan_out(&mut calls, &convert_currency(), question);
+        assert_eq!(calls, want);
+        // In English.
+        let mut calls = vec![conversion("call_001", "EUR")];
+        fan_out(&mut calls, &convert_currency(), "Convert 100 USD to yen, euros and pounds.");
+        assert_eq!(calls.iter().map(|c| c.args["to_currency"].as_str().unwrap()).collect::<Vec<_>>(), ["JPY", "EUR", "GBP"]);
+    }
+
+    #[test]
+    fn no_list_or_calls_that_differ_otherwise_are_left_alone() {
+        for (question, calls) in [
+            // One choice named where the list would be.
+            ("Convert 100 USD to EUR.", vec![conversion("call_001", "EUR")]),
+            // Written as named already.
+            ("100 美元换成人民币和日元", vec![conversion("call_001", "CNY"), conversion("call_002", "JPY")]),
+            // Named apart, not as a list.
+            ("Convert 100 USD to EUR; my friend has JPY.", vec![conversion("call_001", "EUR")]),
+        ] {
+            let mut mended = calls.clone();
+            assert!(fan_out(&mut mended, &convert_currency(), question).is_empty(), "{question}");
+            assert_eq!(mended, calls, "{question}");
+        }
+        // The calls differ in their amounts: each is its own task.
+        let mut other = conversion("call_002", "JPY");
+        other.args.insert("amount".into(), json!(50));
+        let calls = vec![conversion("call_001", "CNY"), other];
+        let mut mended = calls.clone();
+        assert!(fan_out(&mut mended, &convert_currency(), "100 美元换成人民币，50 美元换成日元和欧元").is_empty());
+        assert_eq!(mended, calls);
+    }
+
+    #[test]
+    fn places_and_lists_follow_the_request() {
+        let request = Request::new("把 100 美元分别换成人民币、日元和欧元");
+        let places = request.places(CURRENCIES);
+        assert_eq!(places.iter().map(|(c, _)| *c).collect::<Vec<_>>(), ["USD", "CNY", "JPY", "EUR"]);
+        assert_eq!(request.lists(&places), [vec!["CNY", "JPY", "EUR"]]);
+        let request = Request::new("Show the 2023-24 tables of La Liga and Bundesliga, then the NBA's.");
+        let leagues = ["premier_league", "la_liga", "bundesliga", "nba"];
+        assert_eq!(request.lists(&request.places(&leagues)), [vec!["la_liga", "bundesliga"]]);
     }
 
     #[test]

@@ -125,6 +125,14 @@ pub struct Profile {
     /// Chinese ("现在营业的", "matching case exactly", "don't overwrite"), is written as asked
     /// ([`super::named_flags`]).
     pub name_flags: bool,
+    /// One call of a tool for each choice of a required enum parameter that a fresh request
+    /// names in a list ("换成人民币、日元和欧元"), where the calls agree on the rest
+    /// ([`super::choice_names::fan_out`]).
+    pub fan_out_choices: bool,
+    /// The calls of a fresh request whose action (delete, lock, convert, ...) none of their
+    /// tools does are dropped, and the question answered without tools
+    /// ([`super::unfit_action`]).
+    pub drop_unfit_actions: bool,
     /// Each optional argument (a string or number) a call leaves out is asked of the model
     /// on its own, and added where the conversation writes the value as it is
     /// ([`super::stated_optional`]).
@@ -246,6 +254,8 @@ impl Default for Profile {
             add_named_choices: false,
             name_choices: false,
             name_flags: false,
+            fan_out_choices: false,
+            drop_unfit_actions: false,
             add_stated_optional: false,
             input_given_bias: None,
             fresh_follow_up: false,

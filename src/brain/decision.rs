@@ -107,6 +107,13 @@ pub(crate) fn decide(
                 warnings.extend(changed.iter().map(|c| format!("a choice the request does not name, put right: {c}")));
             }
         }
+        let fresh = super::calls_since_question(&request.messages).is_empty();
+        if profile.fan_out_choices && parsed.plan.is_none() && fresh {
+            if let Some(question) = question {
+                let fanned = super::choice_names::fan_out(&mut ai.tool_calls, &tools, question);
+                warnings.extend(fanned.iter().map(|f| format!("one call for each choice the request lists: {f}")));
+            }
+        }
         if profile.name_flags {
             if let Some(question) = question {
                 let asked = super::next_step::asked(question);

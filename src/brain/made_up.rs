@@ -20,9 +20,11 @@ use crate::text::{digits_written, is_cjk, normalized, numbers_written};
 use crate::tools::spec::ToolSpec;
 
 /// Where the raw text goes on with the question answered without tools.
-pub(crate) const NO_TOOLS_MARK: &str = "\n\n[calls with values nobody wrote dropped: the question asked again without tools]\n";
+pub(crate) const NO_TOOLS_MARK: &str = "\n\n[calls that do not fit the request dropped: the question asked again without tools]\n";
 
-/// Drops `decided`'s made-up calls ([`made_up_calls`]); when that leaves neither a call nor
+/// Drops `decided`'s made-up calls ([`made_up_calls`], profile field `drop_made_up_calls`),
+/// or all of them where the request's action is one none of their tools does
+/// ([`super::unfit_action`], `drop_unfit_actions`); when that leaves neither a call nor
 /// results to answer from (`answer_from_results` on and results for the question), asks
 /// `request` again on `brain` with no tools, and its answer is the decision.
 pub fn drop(
@@ -35,15 +37,32 @@ pub fn drop(
 ) -> Result<(), BrainError> {
     // The tools were checked when the decision was made.
     let tools = ToolSpec::parse_all(&request.tools).unwrap_or_default();
-    let made_up = made_up_calls(&decided.ai.tool_calls, &tools, &faithful::stated_text(messages));
-    if made_up.is_empty() {
+    let (unfit_on, made_up_on) = (brain.profile().drop_unfit_actions, brain.profile().drop_made_up_calls);
+    let mut dropped: Vec<(usize, String)> = Vec::new();
+    // A fresh request whose action none of the calls' tools does: every call goes.
+    let fresh = super::calls_since_question(messages).is_empty();
+    let question = super::last_question(messages).map(super::follow_up::new_question);
+    if let (true, true, Some(question)) = (unfit_on, fresh, question) {
+        if let Some(unfit) = super::unfit_action::unfit(&decided.ai.tool_calls, &tools, question) {
+            if redirect(brain, decided, request, &unfit, on_token, cancel)? {
+                return Ok(());
+            }
+            let action = &unfit.action;
+            dropped = decided.ai.tool_calls.iter().enumerate().map(|(i, c)| (i, format!("a call for \"{action}\", which {} does not do, dropped", c.name))).collect();
+        }
+    }
+    if dropped.is_empty() && made_up_on {
+        let made_up = made_up_calls(&decided.ai.tool_calls, &tools, &faithful::stated_text(messages));
+        dropped = made_up.into_iter().map(|(i, line)| (i, format!("a call with a value nobody wrote, dropped: {line}"))).collect();
+    }
+    if dropped.is_empty() {
         return Ok(());
     }
     // Places in ascending order: removed from the last, the others stay where they are.
-    for (index, _) in made_up.iter().rev() {
+    for (index, _) in dropped.iter().rev() {
         decided.ai.tool_calls.remove(*index);
     }
-    decided.report.warnings.extend(made_up.iter().map(|(_, line)| format!("a call with a value nobody wrote, dropped: {line}")));
+    decided.report.warnings.extend(dropped.into_iter().map(|(_, line)| line));
     let answers_from_results = brain.profile().answer_from_results && synthesis::results_for_question(messages).is_some();
     if !decided.ai.tool_calls.is_empty() || answers_from_results {
         return Ok(());
@@ -61,6 +80,44 @@ pub fn drop(
         decided.report.error = Some(answered.report.error.clone().unwrap_or_else(|| "asked without tools, the model gave no answer".into()));
     }
     Ok(())
+}
+
+/// Asks `request` again with only the tools that do the action its calls do not
+/// ([`super::unfit_action`]); where that gives calls, they are the decision (true).
+fn redirect(
+    brain: &mut dyn Brain,
+    decided: &mut Decision,
+    request: &DecisionRequest,
+    unfit: &super::unfit_action::Unfit,
+    on_token: TokenSink<'_>,
+    cancel: &AtomicBool,
+) -> Result<bool, BrainError> {
+    if unfit.doers.is_empty() {
+        return Ok(false);
+    }
+    let doers: Vec<serde_json::Value> = request
+        .tools
+        .iter()
+        .enumerate()
+        .filter(|(i, tool)| ToolSpec::parse(tool, *i).is_ok_and(|spec| unfit.doers.contains(&spec.name)))
+        .map(|(_, tool)| tool.clone())
+        .collect();
+    let mark = format!("\n\n[the request asks to {}, which these calls do not: asked again with {} alone]\n", unfit.action, unfit.doers.join(", "));
+    on_token(Stream::Text(&mark));
+    let narrowed = DecisionRequest { tools: doers, ..request.clone() };
+    let redone = brain.decide(&narrowed, on_token, cancel)?;
+    decision::add_generation(&mut decided.report.stats, &redone.report.stats);
+    decided.raw_output.push_str(&mark);
+    decided.raw_output.push_str(&redone.raw_output);
+    if !redone.valid() || redone.ai.tool_calls.is_empty() {
+        decided.report.warnings.push(format!("asked again with {} alone for \"{}\", the model made no call", unfit.doers.join(", "), unfit.action));
+        return Ok(false);
+    }
+    let was: Vec<&str> = decided.ai.tool_calls.iter().map(|c| c.name.as_str()).collect();
+    decided.report.warnings.push(format!("calls to {} do not {}: asked again with {} alone", was.join(", "), unfit.action, unfit.doers.join(", ")));
+    decided.report.warnings.extend(redone.report.warnings.iter().cloned());
+    decided.ai = redone.ai;
+    Ok(true)
 }
 
 /// The calls of `calls` (their places, with `tool: param = value`) that fill a required
@@ -237,5 +294,72 @@ mod tests {
             let found = made_up_calls(&[call(name, args.clone())], &tools(), conversation);
             assert!(found.is_empty(), "{args} / {conversation}: {found:?}");
         }
+    }
+
+    /// A brain that answers from a script and notes the tools each request offered.
+    struct Scripted {
+        profile: super::super::Profile,
+        answers: Vec<AiMessage>,
+        offered: Vec<Vec<String>>,
+    }
+
+    impl Brain for Scripted {
+        fn profile(&self) -> &super::super::Profile {
+            &self.profile
+        }
+
+        fn decide(&mut self, request: &DecisionRequest, _: TokenSink<'_>, _: &AtomicBool) -> Result<Decision, BrainError> {
+            let names = ToolSpec::parse_all(&request.tools).unwrap().into_iter().map(|t| t.name).collect();
+            self.offered.push(names);
+            let ai = self.answers.remove(0);
+            let report = crate::protocol::DecisionReport::new("scripted", request.phase, request.tool_calling, None);
+            Ok(Decision { ai, raw_output: "redone".into(), prompt: String::new(), plan: None, report })
+        }
+    }
+
+    fn skill(name: &str, description: &str) -> Value {
+        json!({"type": "function", "function": {"name": name, "description": description, "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}})
+    }
+
+    fn dropped_or_redirected(question: &str, tools: Vec<Value>, made: &str, answers: Vec<AiMessage>) -> (Decision, Vec<Vec<String>>) {
+        let profile = super::super::Profile { drop_unfit_actions: true, ..Default::default() };
+        let mut brain = Scripted { profile, answers, offered: Vec::new() };
+        let messages = vec![Message::user(question)];
+        let request = DecisionRequest {
+            messages: messages.clone(),
+            tools,
+            phase: crate::protocol::Phase::React,
+            tool_calling: crate::protocol::ToolCalling::PromptJson,
+            exclusivity: super::super::Exclusivity::RetryThenContent,
+            decoding: None,
+            strategy: None,
+            more_calls_bias: None,
+        };
+        let call = ToolCall { id: "call_001".into(), name: made.into(), args: json!({"path": "config/servers.yaml"}).as_object().unwrap().clone() };
+        let report = crate::protocol::DecisionReport::new("scripted", request.phase, request.tool_calling, None);
+        let mut decided = Decision { ai: AiMessage::calls(vec![call]), raw_output: "first".into(), prompt: String::new(), plan: None, report };
+        drop(&mut brain, &mut decided, &request, &messages, &mut |_| {}, &AtomicBool::new(false)).unwrap();
+        (decided, brain.offered)
+    }
+
+    #[test]
+    fn a_call_whose_tool_does_not_do_the_action_asked_gives_way_to_one_that_does() {
+        let tools = vec![skill("file_reader", "Read a text file."), skill("format_converter", "Convert table data between csv, json and yaml.")];
+        let converted = ToolCall { id: "call_001".into(), name: "format_converter".into(), args: json!({"path": "config/servers.yaml"}).as_object().unwrap().clone() };
+        let (decided, offered) = dropped_or_redirected("Convert config/servers.yaml to JSON.", tools, "file_reader", vec![AiMessage::calls(vec![converted.clone()])]);
+        assert_eq!(offered, [vec!["format_converter".to_string()]]);
+        assert_eq!(decided.ai.tool_calls, [converted]);
+        assert_eq!(decided.report.warnings, ["calls to file_reader do not convert: asked again with format_converter alone"]);
+        assert!(decided.raw_output.starts_with("first") && decided.raw_output.ends_with("redone"), "{}", decided.raw_output);
+    }
+
+    #[test]
+    fn a_call_for_an_action_no_tool_does_is_dropped_and_the_question_answered_without_tools() {
+        let tools = vec![skill("home.lights", "Switch the lights of a room."), skill("home.set_thermostat", "Set the thermostat of a room.")];
+        let (decided, offered) = dropped_or_redirected("Lock the front door.", tools, "home.lights", vec![AiMessage::answer("I can't lock doors.")]);
+        assert_eq!(offered, [Vec::<String>::new()]);
+        assert!(decided.ai.tool_calls.is_empty());
+        assert_eq!(decided.ai.content, "I can't lock doors.");
+        assert_eq!(decided.report.warnings[0], "a call for \"lock\", which home.lights does not do, dropped");
     }
 }

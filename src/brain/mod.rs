@@ -31,6 +31,7 @@ pub mod next_step;
 pub mod synthesis;
 pub mod template;
 pub mod tokenizer;
+pub mod unfit_action;
 
 use std::sync::atomic::AtomicBool;
 

@@ -255,7 +255,7 @@ impl Brain for ServedBrain {
             }
             Ok(Attempt { raw: outcome.completion.raw_text(), prompt, decoding, stats: stats_of(&outcome), warnings })
         })?;
-        if decided.valid() && self.profile.drop_made_up_calls && request.phase != crate::protocol::Phase::Plan {
+        if decided.valid() && (self.profile.drop_made_up_calls || self.profile.drop_unfit_actions) && request.phase != crate::protocol::Phase::Plan {
             super::made_up::drop(self, &mut decided, request, &request.messages, on_token, cancel)?;
         }
         if decided.valid() {
