@@ -47,7 +47,12 @@ pub fn unfit(calls: &[ToolCall], tools: &[ToolSpec], question: &str) -> Option<U
     }
     let (action, tool_words) = action(question)?;
     let does = |tool: &ToolSpec| {
-        let mut text = format!("{} {}", tool.name, tool.description);
+        // "to turn a file into JSON use format_converter" is not file_reader's own doing.
+        let mut description = tool.description.clone();
+        for other in tools.iter().filter(|t| t.name != tool.name) {
+            description = description.replace(&other.name, " ");
+        }
+        let mut text = format!("{} {description}", tool.name);
         for param in tool.params() {
             text.push(' ');
             text.push_str(&param.name);
@@ -102,6 +107,7 @@ mod tests {
             tool("home.lights", "Switch the lights of a room.", "room"),
             tool("format_converter", "Convert a data file between formats.", "path"),
             tool("translate.text", "Translate text into another language.", "text"),
+            tool("file_reader", "Read a text file. To turn it into JSON use format_converter.", "path"),
         ])
         .unwrap()
     }
@@ -119,6 +125,7 @@ mod tests {
         assert_eq!(unfit_action(&[call("home.lights")], "Lock the front door."), Some(("lock".into(), vec![])));
         let convert = Some(("转换成".to_string(), vec!["format_converter".to_string(), "translate.text".to_string()]));
         assert_eq!(unfit_action(&[call("files.compress")], "帮我把这张 photo.jpg 转换成 PNG 格式。"), convert);
+        assert_eq!(unfit_action(&[call("file_reader")], "Convert config/servers.yaml to JSON."), Some(("convert".into(), vec!["format_converter".into(), "translate.text".into()])));
         assert_eq!(unfit_action(&[call("translate.text")], "Transcribe meeting.mp3 and translate it into English."), Some(("transcribe".into(), vec![])));
     }
 
