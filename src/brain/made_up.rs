@@ -83,7 +83,8 @@ pub fn drop(
 }
 
 /// Asks `request` again with only the tools that do the action its calls do not
-/// ([`super::unfit_action`]); where that gives calls, they are the decision (true).
+/// ([`super::unfit_action`]); where that gives calls, they are the decision, or, where it
+/// made several calls (several tasks, this one left out), are added to them (true).
 fn redirect(
     brain: &mut dyn Brain,
     decided: &mut Decision,
@@ -114,9 +115,22 @@ fn redirect(
         return Ok(false);
     }
     let was: Vec<&str> = decided.ai.tool_calls.iter().map(|c| c.name.as_str()).collect();
-    decided.report.warnings.push(format!("calls to {} do not {}: asked again with {} alone", was.join(", "), unfit.action, unfit.doers.join(", ")));
     decided.report.warnings.extend(redone.report.warnings.iter().cloned());
-    decided.ai = redone.ai;
+    if was.len() >= 2 {
+        // Several calls: the model saw several tasks and left this one out.
+        decided.report.warnings.push(format!("calls to {} do not {}: the calls {} give for it added", was.join(", "), unfit.action, unfit.doers.join(", ")));
+        let mut added = redone.ai.tool_calls;
+        for call in &mut added {
+            let taken = |id: &str| decided.ai.tool_calls.iter().any(|c| c.id == id);
+            if taken(&call.id) {
+                call.id = (1..).map(|k| format!("call_{k:03}")).find(|id| !taken(id)).unwrap_or_default();
+            }
+            decided.ai.tool_calls.push(call.clone());
+        }
+    } else {
+        decided.report.warnings.push(format!("calls to {} do not {}: asked again with {} alone", was.join(", "), unfit.action, unfit.doers.join(", ")));
+        decided.ai = redone.ai;
+    }
     Ok(true)
 }
 
@@ -321,12 +335,9 @@ mod tests {
         json!({"type": "function", "function": {"name": name, "description": description, "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}})
     }
 
-    fn dropped_or_redirected(question: &str, tools: Vec<Value>, made: &str, answers: Vec<AiMessage>) -> (Decision, Vec<Vec<String>>) {
-        let profile = super::super::Profile { drop_unfit_actions: true, ..Default::default() };
-        let mut brain = Scripted { profile, answers, offered: Vec::new() };
-        let messages = vec![Message::user(question)];
-        let request = DecisionRequest {
-            messages: messages.clone(),
+    fn asked(messages: &[Message], tools: Vec<Value>) -> DecisionRequest {
+        DecisionRequest {
+            messages: messages.to_vec(),
             tools,
             phase: crate::protocol::Phase::React,
             tool_calling: crate::protocol::ToolCalling::PromptJson,
@@ -334,7 +345,14 @@ mod tests {
             decoding: None,
             strategy: None,
             more_calls_bias: None,
-        };
+        }
+    }
+
+    fn dropped_or_redirected(question: &str, tools: Vec<Value>, made: &str, answers: Vec<AiMessage>) -> (Decision, Vec<Vec<String>>) {
+        let profile = super::super::Profile { drop_unfit_actions: true, ..Default::default() };
+        let mut brain = Scripted { profile, answers, offered: Vec::new() };
+        let messages = vec![Message::user(question)];
+        let request = asked(&messages, tools);
         let call = ToolCall { id: "call_001".into(), name: made.into(), args: json!({"path": "config/servers.yaml"}).as_object().unwrap().clone() };
         let report = crate::protocol::DecisionReport::new("scripted", request.phase, request.tool_calling, None);
         let mut decided = Decision { ai: AiMessage::calls(vec![call]), raw_output: "first".into(), prompt: String::new(), plan: None, report };
@@ -351,6 +369,22 @@ mod tests {
         assert_eq!(decided.ai.tool_calls, [converted]);
         assert_eq!(decided.report.warnings, ["calls to file_reader do not convert: asked again with format_converter alone"]);
         assert!(decided.raw_output.starts_with("first") && decided.raw_output.ends_with("redone"), "{}", decided.raw_output);
+    }
+
+    #[test]
+    fn several_calls_leaving_the_action_out_get_the_call_that_does_it() {
+        let tools = vec![skill("file_reader", "Read a text file."), skill("calculator", "Evaluate a math expression."), skill("format_converter", "Convert table data between formats.")];
+        let converted = ToolCall { id: "call_001".into(), name: "format_converter".into(), args: json!({"path": "data/sample.csv"}).as_object().unwrap().clone() };
+        let profile = super::super::Profile { drop_unfit_actions: true, ..Default::default() };
+        let mut brain = Scripted { profile, answers: vec![AiMessage::calls(vec![converted])], offered: Vec::new() };
+        let messages = vec![Message::user("1) 阅读 docs/agent_intro.txt；2) 计算 3.14 * 5；3) 把 data/sample.csv 转成 markdown 表格。")];
+        let request = asked(&messages, tools);
+        let made = |id: &str, name: &str| ToolCall { id: id.into(), name: name.into(), args: json!({"path": "x"}).as_object().unwrap().clone() };
+        let report = crate::protocol::DecisionReport::new("scripted", request.phase, request.tool_calling, None);
+        let mut decided = Decision { ai: AiMessage::calls(vec![made("call_001", "file_reader"), made("call_002", "calculator")]), raw_output: String::new(), prompt: String::new(), plan: None, report };
+        drop(&mut brain, &mut decided, &request, &messages, &mut |_| {}, &AtomicBool::new(false)).unwrap();
+        let calls: Vec<(&str, &str)> = decided.ai.tool_calls.iter().map(|c| (c.id.as_str(), c.name.as_str())).collect();
+        assert_eq!(calls, [("call_001", "file_reader"), ("call_002", "calculator"), ("call_003", "format_converter")]);
     }
 
     #[test]
