@@ -132,7 +132,7 @@ impl Request {
         }
         let reach = phrase.len() + 2;
         for start in 0..self.words.len() {
-            if !same_word(&phrase[0], &self.words[start]) && !phrase[1..].iter().any(|p| same_word(p, &self.words[start])) {
+            if !phrase.iter().any(|p| same_word(p, &self.words[start])) {
                 continue;
             }
             let window = &self.words[start..(start + reach).min(self.words.len())];
