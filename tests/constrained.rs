@@ -97,6 +97,7 @@ fn request(messages: Vec<Message>, phase: Phase, way: ToolCalling, decoding: Dec
         decoding: Some(decoding),
         strategy: None,
         more_calls_bias: None,
+        answer_bias: None,
     }
 }
 

@@ -294,6 +294,7 @@ fn story_request() -> DecisionRequest {
         decoding: Some(Decoding::Free),
         strategy: None,
         more_calls_bias: None,
+        answer_bias: None,
     }
 }
 

@@ -210,6 +210,7 @@ pub fn run(
                 decoding: Some(setting.decoding),
                 strategy: Some(setting.profile.strategy),
                 more_calls_bias: None,
+                answer_bias: None,
             };
             for run in 1..=repeat {
                 if stop.load(Ordering::SeqCst) {

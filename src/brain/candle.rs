@@ -117,13 +117,13 @@ impl Brain for CandleBrain {
             if decoding == Decoding::Constrained {
                 let compiling = Instant::now();
                 let choice = constrain::Choices {
-                    bias: self.profile.no_call_bias,
-                    native_bias: self.profile.builtin_no_call_bias,
+                    bias: request.answer_bias.unwrap_or(self.profile.no_call_bias),
+                    native_bias: request.answer_bias.unwrap_or(self.profile.builtin_no_call_bias),
                     more_calls: request.more_calls_bias.unwrap_or(self.profile.more_calls_bias),
                     margin: margin.clone(),
                     omit_optional: self.profile.omit_optional_bias,
                     true_bias: self.profile.true_bias,
-                    input_given: self.profile.input_given_bias,
+                    input_given: if request.answer_bias.is_some() { None } else { self.profile.input_given_bias },
                 };
                 match constrain::for_request(&self.model, request, ask, strategy, &choice) {
                     Ok(constraint) if self.profile.thinking => match self.model.tokenizer().token_id("</think>") {

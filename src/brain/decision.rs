@@ -79,8 +79,20 @@ pub(crate) fn decide(
         let tools = crate::tools::spec::ToolSpec::parse_all(&request.tools).unwrap_or_default();
         let question = super::last_question(&request.messages).map(super::follow_up::new_question);
         if parsed.plan.is_none() && watched.added_call && !ai.tool_calls.is_empty() {
-            let first_made_up = profile.drop_made_up_calls && !super::made_up::made_up_calls(&ai.tool_calls[..1], &tools, &stated).is_empty();
-            let dropped = super::extra_call::check(&mut ai.tool_calls, question.unwrap_or_default(), first_made_up);
+            let made_up = |call: &ToolCall| profile.drop_made_up_calls && !super::made_up::made_up_calls(std::slice::from_ref(call), &tools, &stated).is_empty();
+            let mut first_made_up = made_up(&ai.tool_calls[0]);
+            if first_made_up && ai.tool_calls.len() >= 2 && ai.tool_calls[1].name == ai.tool_calls[0].name && !made_up(&ai.tool_calls[1]) {
+                // The added call is the model's second try at the same call, with the values
+                // written this time ("那 1 加仑呢？": 1.5 cups, then 1).
+                let first = ai.tool_calls.remove(0);
+                warnings.push(format!("a call with a value nobody wrote, the added call of the same tool kept in its place: {}", first.name));
+                first_made_up = false;
+            }
+            // Measured on fresh requests: a follow-up asked afresh repeats an earlier call first,
+            // and there the call the model nearly added was one nobody asked for.
+            let follow_up = super::last_question(&request.messages).is_some_and(|q| super::follow_up::new_question(q) != q);
+            let near = !follow_up && watched.more_calls.first().is_some_and(|&m| m > -super::extra_call::NEAR_MARGIN);
+            let dropped = super::extra_call::check(&mut ai.tool_calls, question.unwrap_or_default(), first_made_up, near);
             warnings.extend(dropped.iter().map(|c| format!("an added call doing no new work, dropped: {c}")));
         }
         if let Some(question) = question {
@@ -335,6 +347,7 @@ mod tests {
             decoding: None,
             strategy: None,
             more_calls_bias: None,
+            answer_bias: None,
         }
     }
 

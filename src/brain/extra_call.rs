@@ -17,12 +17,20 @@ use super::next_step::collect_leaves;
 use crate::protocol::ToolCall;
 use crate::text::normalized;
 
-/// Drops the added call (the second) and those after it unless it does new work for
+/// How close (in logits) the model's own choice between a second call and the end of the
+/// calls may come to a second call for the added call to count as one it wanted. On the dev
+/// split (prompt_json), where ending won by less than 3, two calls or more were asked in 6
+/// of 10 decisions; where it won by more, in 2 of 109. Under builtin one decision came that
+/// close (a follow-up asking one call, whose added call [`super::made_up`] judges).
+pub const NEAR_MARGIN: f32 = 3.0;
+
+/// Drops the added call (the second) and those after it unless the model nearly wrote it
+/// on its own (`near`: its margin within [`NEAR_MARGIN`]) or it does new work for
 /// `question` ([`new_work`]), or whatever it does when the first call was made up (a
 /// request no tool does, see [`super::made_up`]: the calls after it only add to that); the
 /// dropped calls, one line each.
-pub fn check(calls: &mut Vec<ToolCall>, question: &str, first_made_up: bool) -> Vec<String> {
-    if calls.len() < 2 || (!first_made_up && new_work(&calls[1], &calls[..1], question)) {
+pub fn check(calls: &mut Vec<ToolCall>, question: &str, first_made_up: bool, near: bool) -> Vec<String> {
+    if calls.len() < 2 || (!first_made_up && (near || new_work(&calls[1], &calls[..1], question))) {
         return Vec::new();
     }
     calls.drain(1..).map(|c| format!("{}({})", c.name, Value::Object(c.args.clone()))).collect()
@@ -178,7 +186,7 @@ mod tests {
             call("weather.current", json!({"city": "Lisbon", "unit": "celsius"})),
             call("weather.current", json!({"city": "Lisboa", "unit": "kelvin"})),
         ];
-        let dropped = check(&mut calls, question, false);
+        let dropped = check(&mut calls, question, false, false);
         assert_eq!(calls.len(), 1);
         assert_eq!(dropped.len(), 2, "{dropped:?}");
         assert!(dropped[0].starts_with("weather.current(") && dropped[0].contains("celsius"), "{dropped:?}");
@@ -214,13 +222,23 @@ mod tests {
         assert!(!new_work(&list, &[cancel], "Cancel event evt_2208, but don't notify the attendees."));
         // One call: nothing to check.
         let mut one = vec![gcd];
-        assert!(check(&mut one, "GCD of 84 and 126?", true).is_empty() && one.len() == 1);
+        assert!(check(&mut one, "GCD of 84 and 126?", true, false).is_empty() && one.len() == 1);
         // A first call made up: the added one goes, new work or not.
         let walk = call("maps.directions", json!({"origin": "Louvre", "mode": "walking"}));
         let cycle = call("maps.directions", json!({"origin": "Louvre", "mode": "cycling"}));
         let mut calls = vec![walk.clone(), cycle.clone()];
-        assert_eq!(check(&mut calls, "Walking and cycling from the Louvre.", false).len(), 0);
-        assert_eq!(check(&mut calls, "Walking and cycling from the Louvre.", true).len(), 1);
+        assert_eq!(check(&mut calls, "Walking and cycling from the Louvre.", false, false).len(), 0);
+        assert_eq!(check(&mut calls, "Walking and cycling from the Louvre.", true, false).len(), 1);
         assert_eq!(calls, [walk]);
+        // One the model nearly wrote on its own stays, new work or not; not after a made-up one.
+        let average = call("edu.weighted_average", json!({"scores": [90, 80], "weights": [0.6, 0.4]}));
+        let spread = call("stats.std_dev", json!({"numbers": [90, 80], "sample": true}));
+        let question = "计算加权平均：分数 90 和 80，权重 0.6 和 0.4；再算这两个分数的样本标准差。";
+        let mut calls = vec![average.clone(), spread.clone()];
+        assert_eq!(check(&mut calls, question, false, false).len(), 1, "no new work by the words alone");
+        let mut calls = vec![average.clone(), spread.clone()];
+        assert!(check(&mut calls, question, false, true).is_empty() && calls == [average.clone(), spread.clone()]);
+        let mut calls = vec![average.clone(), spread];
+        assert_eq!(check(&mut calls, question, true, true).len(), 1);
     }
 }

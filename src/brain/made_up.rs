@@ -238,6 +238,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::brain::scripted::Scripted;
 
     fn tools() -> Vec<ToolSpec> {
         let tool = |name: &str, properties: Value, required: Value| {
@@ -310,27 +311,6 @@ mod tests {
         }
     }
 
-    /// A brain that answers from a script and notes the tools each request offered.
-    struct Scripted {
-        profile: super::super::Profile,
-        answers: Vec<AiMessage>,
-        offered: Vec<Vec<String>>,
-    }
-
-    impl Brain for Scripted {
-        fn profile(&self) -> &super::super::Profile {
-            &self.profile
-        }
-
-        fn decide(&mut self, request: &DecisionRequest, _: TokenSink<'_>, _: &AtomicBool) -> Result<Decision, BrainError> {
-            let names = ToolSpec::parse_all(&request.tools).unwrap().into_iter().map(|t| t.name).collect();
-            self.offered.push(names);
-            let ai = self.answers.remove(0);
-            let report = crate::protocol::DecisionReport::new("scripted", request.phase, request.tool_calling, None);
-            Ok(Decision { ai, raw_output: "redone".into(), prompt: String::new(), plan: None, report })
-        }
-    }
-
     fn skill(name: &str, description: &str) -> Value {
         json!({"type": "function", "function": {"name": name, "description": description, "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}})
     }
@@ -345,12 +325,13 @@ mod tests {
             decoding: None,
             strategy: None,
             more_calls_bias: None,
+            answer_bias: None,
         }
     }
 
     fn dropped_or_redirected(question: &str, tools: Vec<Value>, made: &str, answers: Vec<AiMessage>) -> (Decision, Vec<Vec<String>>) {
         let profile = super::super::Profile { drop_unfit_actions: true, ..Default::default() };
-        let mut brain = Scripted { profile, answers, offered: Vec::new() };
+        let mut brain = Scripted::new(profile, answers);
         let messages = vec![Message::user(question)];
         let request = asked(&messages, tools);
         let call = ToolCall { id: "call_001".into(), name: made.into(), args: json!({"path": "config/servers.yaml"}).as_object().unwrap().clone() };
@@ -376,7 +357,7 @@ mod tests {
         let tools = vec![skill("file_reader", "Read a text file."), skill("calculator", "Evaluate a math expression."), skill("format_converter", "Convert table data between formats.")];
         let converted = ToolCall { id: "call_001".into(), name: "format_converter".into(), args: json!({"path": "data/sample.csv"}).as_object().unwrap().clone() };
         let profile = super::super::Profile { drop_unfit_actions: true, ..Default::default() };
-        let mut brain = Scripted { profile, answers: vec![AiMessage::calls(vec![converted])], offered: Vec::new() };
+        let mut brain = Scripted::new(profile, vec![AiMessage::calls(vec![converted])]);
         let messages = vec![Message::user("1) 阅读 docs/agent_intro.txt；2) 计算 3.14 * 5；3) 把 data/sample.csv 转成 markdown 表格。")];
         let request = asked(&messages, tools);
         let made = |id: &str, name: &str| ToolCall { id: id.into(), name: name.into(), args: json!({"path": "x"}).as_object().unwrap().clone() };

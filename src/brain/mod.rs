@@ -25,6 +25,8 @@ pub mod model;
 pub mod parse;
 pub mod progress;
 pub mod prompt;
+#[cfg(test)]
+mod scripted;
 pub mod served;
 pub mod stated_optional;
 pub mod next_step;
@@ -58,6 +60,10 @@ pub struct DecisionRequest {
     /// Overrides the profile's `more_calls_bias` when set (the next-step check asks with none:
     /// there a call more is what it decides).
     pub more_calls_bias: Option<f32>,
+    /// Overrides the profile's biases toward answering (`no_call_bias`, `builtin_no_call_bias`,
+    /// `input_given_bias`) when set: a request asked again with the tools that do what it
+    /// asks and nothing has done is pushed to call one ([`next_step`]).
+    pub answer_bias: Option<f32>,
 }
 
 /// What a brain answers.

@@ -112,12 +112,93 @@ fn ask(
         more_calls_bias: Some(0.0),
         ..request.clone()
     };
-    let checked = brain.decide(&fresh, on_token, cancel)?;
+    let mut checked = brain.decide(&fresh, on_token, cancel)?;
     // The tools were checked when the decision was made; unparsable ones here only mean
     // no enum is known.
     let tools = ToolSpec::parse_all(&request.tools).unwrap_or_default();
-    let (calls, dropped) = new_calls(checked.ai.tool_calls.clone(), progress, &tools, &conversation_text(messages));
+    let conversation = conversation_text(messages);
+    let (mut calls, mut dropped) = new_calls(checked.ai.tool_calls.clone(), progress, &tools, &conversation);
+    if calls.is_empty() {
+        if let Some(undone) = undone_action(&progress.question, &progress.done, &tools) {
+            // Asked with the tools that do what the request asks and no call has done.
+            let doers: Vec<Value> =
+                request.tools.iter().enumerate().filter(|(i, t)| ToolSpec::parse(t, *i).is_ok_and(|s| undone.doers.contains(&s.name))).map(|(_, t)| t.clone()).collect();
+            let mark = format!("\n\n[the request asks to {}, which no call has done: asked again with {} alone]\n", undone.action, undone.doers.join(", "));
+            on_token(Stream::Text(&mark));
+            // Pushed to call: asked this way the 0.5B still answered, with the text of the
+            // call it had made ("Cancel my dentist appointment": `calendar.list_events({`).
+            // A call whose values nobody wrote is dropped below all the same.
+            let pushed = DecisionRequest { tools: doers, answer_bias: Some(-UNDONE_CALL_PUSH), ..fresh };
+            let redone = brain.decide(&pushed, on_token, cancel)?;
+            decision::add_generation(&mut checked.report.stats, &redone.report.stats);
+            checked.raw_output.push_str(&mark);
+            checked.raw_output.push_str(&redone.raw_output);
+            checked.report.warnings.extend(redone.report.warnings.iter().cloned());
+            let (more, not_next) = new_calls(redone.ai.tool_calls.clone(), progress, &tools, &conversation);
+            checked.report.warnings.push(format!(
+                "next step: the request asks to {}, which no call has done: asked again with {} alone, {}",
+                undone.action,
+                undone.doers.join(", "),
+                if more.is_empty() { "no call made" } else { "called" }
+            ));
+            calls = more;
+            dropped.extend(not_next);
+        }
+    }
     Ok((checked, calls, dropped))
+}
+
+/// How far a request asked again for an action no call has done ([`undone_action`]) is
+/// pushed from answering toward a call (logits).
+const UNDONE_CALL_PUSH: f32 = 30.0;
+
+/// What a request asks to do that none of its calls has done, and the offered tools that do it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Undone {
+    /// The action as the request writes it ("cancel", "取消").
+    pub action: String,
+    /// The offered tools whose name says they do it.
+    pub doers: Vec<String>,
+}
+
+/// Actions a request's second step does once the first has found what it acts on (look up
+/// the event, then cancel it): the English words, the Chinese terms, and how a tool that
+/// does it names it (a word of its name, split at `.` and `_`).
+const STEP_ACTIONS: &[(&[&str], &[&str], &[&str])] = &[
+    (&["cancel"], &["取消"], &["cancel"]),
+    (&["restart", "reboot"], &["重启"], &["restart", "reboot"]),
+    (&["book", "reserve"], &["预订", "预定", "订一", "订个"], &["book", "reserve"]),
+    (&["add"], &["加入", "添加", "加到"], &["add"]),
+    (&["send", "email"], &["发邮件", "发送", "发给", "发一"], &["send"]),
+    (&["delete", "remove"], &["删除", "删掉"], &["delete", "remove"]),
+    (&["create", "schedule"], &["创建", "新建"], &["create", "schedule"]),
+    (&["return", "refund"], &["退货", "退款"], &["return", "refund"]),
+    (&["buy", "purchase"], &["下单", "购买"], &["order", "buy", "purchase", "checkout"]),
+    (&["pay"], &["支付", "付款"], &["pay"]),
+    (&["transfer"], &["转账"], &["transfer"]),
+];
+
+/// Words that make the action depend on what the results show: the model judges that.
+const CONDITIONS: &[&str] = &["if", "unless", "whether", "when", "如果", "若", "要是", "的话", "假如", "是否"];
+
+/// The action `question` asks for ([`STEP_ACTIONS`]) that none of the `done` calls' tools
+/// does, where one of `tools` does it by name: after looking the event up, "Cancel my dentist
+/// appointment" still has `calendar.cancel_event` to call. `None` where the action hangs on a
+/// condition ("if it is above 90%, restart ..."), a done call's tool does it, or no tool
+/// does.
+pub fn undone_action(question: &str, done: &[(ToolCall, String)], tools: &[ToolSpec]) -> Option<Undone> {
+    let lower = question.to_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphabetic()).filter(|w| !w.is_empty()).collect();
+    if CONDITIONS.iter().any(|c| if c.is_ascii() { words.contains(c) } else { question.contains(c) }) {
+        return None;
+    }
+    let named = |tool: &str, names: &[&str]| tool.to_lowercase().split(['.', '_']).any(|w| names.contains(&w));
+    STEP_ACTIONS.iter().find_map(|(verbs, terms, names)| {
+        let action = verbs.iter().find(|v| words.contains(v)).or_else(|| terms.iter().find(|t| question.contains(*t)))?;
+        let doers: Vec<String> = tools.iter().filter(|t| named(&t.name, names)).map(|t| t.name.clone()).collect();
+        let done_already = done.iter().any(|(call, _)| named(&call.name, names));
+        (!doers.is_empty() && !done_already).then(|| Undone { action: action.to_string(), doers })
+    })
 }
 
 /// The latest request and the calls made for it with their results, when the conversation
@@ -337,13 +418,52 @@ mod tests {
         ]
     }
 
-    fn tools() -> Vec<ToolSpec> {
+    fn schemas() -> Vec<Value> {
         let schema = |name: &str, props: Value| json!({"type": "function", "function": {"name": name, "description": "", "parameters": {"type": "object", "properties": props}}});
-        ToolSpec::parse_all(&[
+        vec![
             schema("calendar.list_events", json!({"start_date": {"type": "string"}, "keyword": {"type": "string"}})),
             schema("calendar.cancel_event", json!({"event_id": {"type": "string"}, "reason": {"type": "string", "enum": ["sick", "other"]}})),
-        ])
-        .unwrap()
+        ]
+    }
+
+    fn tools() -> Vec<ToolSpec> {
+        ToolSpec::parse_all(&schemas()).unwrap()
+    }
+
+    /// The next step of `dentist()` checked on a brain answering `answers` in turn.
+    fn checked(answers: Vec<AiMessage>) -> (Decision, crate::brain::scripted::Scripted) {
+        let mut brain = crate::brain::scripted::Scripted::new(Profile::default(), answers);
+        let messages = dentist();
+        let request = DecisionRequest {
+            messages: messages.clone(),
+            tools: schemas(),
+            phase: Phase::React,
+            tool_calling: ToolCalling::PromptJson,
+            exclusivity: super::super::Exclusivity::RetryThenContent,
+            decoding: None,
+            strategy: None,
+            more_calls_bias: None,
+            answer_bias: None,
+        };
+        let report = crate::protocol::DecisionReport::new("scripted", Phase::React, ToolCalling::PromptJson, None);
+        let mut decided = Decision { ai: AiMessage::answer("Done."), raw_output: String::new(), prompt: String::new(), plan: None, report };
+        check(&mut brain, &mut decided, &request, &messages, &mut |_| {}, &AtomicBool::new(false)).unwrap();
+        (decided, brain)
+    }
+
+    #[test]
+    fn a_request_whose_action_is_left_undone_is_asked_again_with_the_tools_that_do_it() {
+        let listed = call("call_001", "calendar.list_events", json!({"start_date": "2025-06-09", "keyword": "dentist"}));
+        let cancel = call("call_001", "calendar.cancel_event", json!({"event_id": "evt_5531"}));
+        let (decided, brain) = checked(vec![AiMessage::calls(vec![listed.clone()]), AiMessage::calls(vec![cancel.clone()])]);
+        assert_eq!(decided.ai.tool_calls, [cancel]);
+        assert_eq!(brain.offered[1], ["calendar.cancel_event"]);
+        assert_eq!(brain.pushed, [None, Some(-UNDONE_CALL_PUSH)]);
+        // Asked again, a call with a value nobody wrote is dropped: the answer stands.
+        let invented = call("call_001", "calendar.cancel_event", json!({"event_id": "evt_0001"}));
+        let (decided, _) = checked(vec![AiMessage::calls(vec![listed]), AiMessage::calls(vec![invented])]);
+        assert!(decided.ai.tool_calls.is_empty() && decided.ai.content == "Done.", "{:?}", decided.ai);
+        assert!(decided.report.warnings.iter().any(|w| w.contains("evt_0001")), "{:?}", decided.report.warnings);
     }
 
     #[test]
@@ -393,6 +513,25 @@ mod tests {
         let cancel = call("call_002", "calendar.cancel_event", json!({"event_id": "EVT_5531", "reason": "other"}));
         let (kept, dropped) = new_calls(vec![cancel], &progress, &tools(), &text);
         assert_eq!((kept.len(), dropped.len()), (1, 0));
+    }
+
+    #[test]
+    fn an_action_no_call_has_done_is_found_with_the_tools_that_do_it() {
+        let progress = progress(&dentist()).unwrap();
+        let undone = |question: &str, done: &[(ToolCall, String)]| undone_action(question, done, &tools()).map(|u| (u.action, u.doers));
+        let cancel = Some(("cancel".to_string(), vec!["calendar.cancel_event".to_string()]));
+        assert_eq!(undone(&progress.question, &progress.done), cancel);
+        assert_eq!(undone("帮我取消下周的牙医预约", &progress.done), Some(("取消".into(), vec!["calendar.cancel_event".into()])));
+        // Done already, asked on a condition, or no tool does it: nothing.
+        let cancelled = (call("call_002", "calendar.cancel_event", json!({"event_id": "evt_5531"})), String::new());
+        assert_eq!(undone(&progress.question, &[progress.done[0].clone(), cancelled]), None);
+        assert_eq!(undone("Check my calendar and cancel the dentist if it is on Friday.", &progress.done), None);
+        assert_eq!(undone("如果周五有牙医预约就取消它", &progress.done), None);
+        assert_eq!(undone("Restart the web deployment.", &progress.done), None);
+        assert_eq!(undone("What is on my calendar next week?", &progress.done), None);
+        // A word of the tool's name, not a part of one: `search_books` does not book.
+        let shelf = ToolSpec::parse_all(&[json!({"name": "library.search_books", "description": "", "parameters": {"type": "object", "properties": {}}})]).unwrap();
+        assert_eq!(undone_action("Find a book on Rust and book it", &[], &shelf), None);
     }
 
     #[test]

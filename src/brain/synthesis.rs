@@ -65,7 +65,7 @@ pub fn results_with_calls(messages: &[Message]) -> Vec<Called<'_>> {
 pub fn messages(question: &str, results: &[Called<'_>]) -> Vec<Value> {
     let mut user = String::from("Tool results:\n");
     for (i, result) in results.iter().enumerate() {
-        user.push_str(&format!("[{}] {}: {}\n", i + 1, result.name, shown(result.content)));
+        user.push_str(&format!("[{}] {}:\n{}\n", i + 1, result.name, shown(result.content)));
     }
     ask(user, question)
 }
@@ -80,17 +80,62 @@ pub fn part_messages(question: &str, result: &Called<'_>) -> Vec<Value> {
         None => result.name.to_string(),
     };
     let user = format!(
-        "Question: {question}\n\nOne of the tool calls made for it: {call}\nIts result: {}\n\nSay{} what this result tells, with its exact values:",
+        "Question: {question}\n\nOne of the tool calls made for it: {call}\nIts result:\n{}\n\nSay{} what this result tells, with its exact values:",
         shown(result.content),
         if in_chinese(question) { " in Chinese" } else { "" }
     );
     vec![json!({"role": "system", "content": SYSTEM}), json!({"role": "user", "content": user})]
 }
 
+/// A result as the answer prompt shows it: a successful call's output as `key: value`
+/// lines ([`facts`]), anything else as written; cut at [`MAX_RESULT_CHARS`].
 fn shown(content: &str) -> String {
+    let content = facts(content).unwrap_or_else(|| content.to_string());
     let shown: String = content.chars().take(MAX_RESULT_CHARS).collect();
     let cut = if shown.len() < content.len() { " ..." } else { "" };
     format!("{shown}{cut}")
+}
+
+/// The output of a successful call (`{"status": "success", "output": ...}`, or any JSON
+/// object) as one `key: value` line per field, nested fields named by their path
+/// (`from.timezone: Asia/Shanghai`), lists of plain values on one line, strings without
+/// their quotes. Shown the JSON itself, the 0.5B misread it: "Arsenal won" from
+/// `"result":"loss"`, one city's weather given for two. `None` for a result that is not
+/// JSON, or not an object or list once unwrapped.
+fn facts(content: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(content).ok()?;
+    let output = match value.get("status").and_then(Value::as_str) {
+        Some("success") => value.get("output")?,
+        Some(_) => return None,
+        None => &value,
+    };
+    if !(output.is_object() || output.is_array()) {
+        return None;
+    }
+    let mut lines = Vec::new();
+    fact_lines("", output, &mut lines);
+    Some(lines.join("\n"))
+}
+
+fn fact_lines(path: &str, value: &Value, lines: &mut Vec<String>) {
+    let named = |key: &str| if path.is_empty() { key.to_string() } else { format!("{path}.{key}") };
+    match value {
+        Value::Object(map) => map.iter().for_each(|(key, v)| fact_lines(&named(key), v, lines)),
+        Value::Array(items) if items.iter().any(|v| v.is_object() || v.is_array()) => {
+            for (i, item) in items.iter().enumerate() {
+                fact_lines(&named(&(i + 1).to_string()), item, lines);
+            }
+        }
+        Value::Array(items) => lines.push(format!("{path}: {}", items.iter().map(plain).collect::<Vec<_>>().join(", "))),
+        leaf => lines.push(format!("{path}: {}", plain(leaf))),
+    }
+}
+
+/// A plain value as text: a string of one line without quotes. A text of several lines (a
+/// file's content) stays quoted, its line breaks written `\n`: shown as lines, the 0.5B took
+/// a file's markdown for the prompt's own and described the tool instead of answering.
+fn plain(value: &Value) -> String {
+    value.as_str().filter(|s| !s.contains('\n')).map_or_else(|| value.to_string(), str::to_string)
 }
 
 fn ask(mut user: String, question: &str) -> Vec<Value> {
@@ -443,6 +488,27 @@ mod tests {
         assert_eq!((decided.ai.content.as_str(), asked.len()), ("结果是 168。", 1));
         let (decided, asked) = written(question, &results, &["好的。", "我不知道。"]);
         assert_eq!((decided.ai.content.as_str(), asked.len()), ("好的。", 2));
+    }
+
+    #[test]
+    fn a_results_fields_are_shown_one_per_line_without_json() {
+        let match_result = json!({"status": "success", "output": {"team": "Arsenal", "opponent": "West Ham United", "score": "0-1", "result": "loss"}}).to_string();
+        assert_eq!(facts(&match_result).unwrap(), "team: Arsenal\nopponent: West Ham United\nscore: 0-1\nresult: loss");
+        let zones = json!({"status": "success", "output": {"from": {"datetime": "2025-04-10 09:00", "timezone": "Asia/Shanghai"}, "datetime": "2025-04-09 18:00", "tags": ["a", 2]}}).to_string();
+        assert_eq!(facts(&zones).unwrap(), "from.datetime: 2025-04-10 09:00\nfrom.timezone: Asia/Shanghai\ndatetime: 2025-04-09 18:00\ntags: a, 2");
+        let events = json!({"status": "success", "output": {"events": [{"id": "evt_5531", "date": "2025-06-11"}, {"id": "evt_7"}]}}).to_string();
+        assert_eq!(facts(&events).unwrap(), "events.1.id: evt_5531\nevents.1.date: 2025-06-11\nevents.2.id: evt_7");
+        // A plain object is shown the same way; text, a failure and a bare value as written.
+        assert_eq!(facts(r#"{"row_count": 8}"#).unwrap(), "row_count: 8");
+        let file = json!({"status": "success", "output": {"path": "docs/a.md", "content": "# Access\nAsk Priya."}}).to_string();
+        assert_eq!(facts(&file).unwrap(), "path: docs/a.md\ncontent: \"# Access\\nAsk Priya.\"");
+        assert_eq!(facts("灰度发布：先给 5% 的用户"), None);
+        assert_eq!(facts(r#"{"status":"error","error":"no such file"}"#), None);
+        assert_eq!(facts(r#"{"status":"success","output":144}"#), None);
+        let prompt = messages_text(&messages("How did Arsenal do?", &[result("sports.match_result", &match_result)]));
+        assert!(prompt.contains("[1] sports.match_result:\nteam: Arsenal\n") && !prompt.contains("\"loss\""), "{prompt}");
+        let prompt = messages_text(&messages("q", &[result("calculator", r#"{"status":"success","output":144}"#)]));
+        assert!(prompt.contains(r#"{"status":"success","output":144}"#), "{prompt}");
     }
 
     fn messages_text(messages: &[Value]) -> String {

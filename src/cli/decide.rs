@@ -78,6 +78,7 @@ pub fn run(args: DecideArgs) -> Result<ExitCode> {
         decoding: args.model.decoding,
         strategy: args.model.strategy,
         more_calls_bias: None,
+        answer_bias: None,
     };
     let mut brain = make_brain(&profile)?;
     let signals = interrupt::signal_runtime()?;

@@ -214,6 +214,7 @@ impl Run<'_> {
             decoding: Some(settings.decoding),
             strategy: Some(settings.strategy),
             more_calls_bias: None,
+            answer_bias: None,
         };
         let brain = self.brain.clone();
         let events = self.events.clone();
