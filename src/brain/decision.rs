@@ -91,7 +91,12 @@ pub(crate) fn decide(
             // Measured on fresh requests: a follow-up asked afresh repeats an earlier call first,
             // and there the call the model nearly added was one nobody asked for.
             let follow_up = super::last_question(&request.messages).is_some_and(|q| super::follow_up::new_question(q) != q);
-            let near = !follow_up && watched.more_calls.first().is_some_and(|&m| m > -super::extra_call::NEAR_MARGIN);
+            // And only a call whose values the conversation writes: kept for its margin alone,
+            // `calculator("2 * 3 + 4 * 5")` went with a request to find a recipe.
+            let written = |call: &ToolCall| super::next_step::values_written(call, &tools, &super::next_step::conversation_text(&request.messages));
+            let near = !follow_up
+                && watched.more_calls.first().is_some_and(|&m| m > -super::extra_call::NEAR_MARGIN)
+                && ai.tool_calls.get(1).is_some_and(written);
             let dropped = super::extra_call::check(&mut ai.tool_calls, question.unwrap_or_default(), first_made_up, near);
             warnings.extend(dropped.iter().map(|c| format!("an added call doing no new work, dropped: {c}")));
         }
@@ -383,14 +388,33 @@ mod tests {
     /// `raw` decided for `question` under a profile with `more_calls_bias` 30, where the bias
     /// made the second call or not (`added_call`).
     fn decided_with_margins(question: &str, raw: &str, added_call: bool) -> Decision {
+        decided_with(question, raw, vec![-14.0, -17.0], added_call)
+    }
+
+    fn decided_with(question: &str, raw: &str, more_calls: Vec<f32>, added_call: bool) -> Decision {
         let tools = vec![json!({"type": "function", "function": {"name": "maps.directions", "parameters": {"type": "object", "properties": {
             "origin": {"type": "string"}, "destination": {"type": "string"}, "mode": {"type": "string", "enum": ["driving", "walking", "cycling"]}
         }, "required": ["origin", "destination"]}}})];
         let request = DecisionRequest { messages: vec![crate::protocol::Message::user(question)], tools, ..request(ToolCalling::PromptJson) };
         let margin = Margin::default();
-        *margin.lock().unwrap() = Margins { more_calls: vec![-14.0, -17.0], added_call, ..Margins::default() };
+        *margin.lock().unwrap() = Margins { more_calls, added_call, ..Margins::default() };
         let attempt = |_| Ok(Attempt { raw: raw.into(), prompt: "p".into(), decoding: Decoding::Constrained, stats: DecisionStats::default(), warnings: Vec::new() });
         decide(&Profile { more_calls_bias: 30.0, ..Profile::default() }, &request, &margin, Vec::new(), attempt).unwrap()
+    }
+
+    #[test]
+    fn an_added_call_the_model_nearly_wrote_stays_where_its_values_are_written() {
+        let call = |id: &str, to: &str, mode: &str| format!(r#"{{"id": "{id}", "name": "maps.directions", "args": {{"origin": "Louvre", "destination": "{to}", "mode": "{mode}"}}}}"#);
+        let raw = |calls: &[String]| format!(r#"{{"tool_calls": [{}], "content": ""}}"#, calls.join(", "));
+        let asked = "Walking directions from the Louvre to the Eiffel Tower.";
+        let two = raw(&[call("call_001", "Eiffel Tower", "walking"), call("call_002", "Eiffel Tower", "cycling")]);
+        assert_eq!(decided_with(asked, &two, vec![-1.0, -17.0], true).ai.tool_calls.len(), 2);
+        // Further off, or a value nobody wrote, or a follow-up asked afresh: it goes.
+        assert_eq!(decided_with(asked, &two, vec![-3.5, -17.0], true).ai.tool_calls.len(), 1);
+        let elsewhere = raw(&[call("call_001", "Eiffel Tower", "walking"), call("call_002", "Notre-Dame", "walking")]);
+        assert_eq!(decided_with(asked, &elsewhere, vec![-1.0, -17.0], true).ai.tool_calls.len(), 1);
+        let follow_up = format!("Earlier in this conversation:\n- The user asked: Hi\n- You answered: Hello!\n\nNew request: {asked}");
+        assert_eq!(decided_with(&follow_up, &two, vec![-1.0, -17.0], true).ai.tool_calls.len(), 1);
     }
 
     #[test]

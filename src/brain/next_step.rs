@@ -326,6 +326,13 @@ fn same_value(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Whether every value of `call` (an enum's aside) is written in `conversation` (the user's
+/// and the tools' text, [`conversation_text`]).
+pub(crate) fn values_written(call: &ToolCall, tools: &[ToolSpec], conversation: &str) -> bool {
+    let schema = tools.iter().find(|t| t.name == call.name).map(|t| t.parameters());
+    invented(call, schema, &normalized(conversation)).is_none()
+}
+
 /// The first value of `call` found nowhere in the conversation ([`unwritten`]), with its
 /// parameter.
 fn invented(call: &ToolCall, schema: Option<&Value>, haystack: &str) -> Option<(String, String)> {
