@@ -96,13 +96,7 @@ fn redirect(
     if unfit.doers.is_empty() {
         return Ok(false);
     }
-    let doers: Vec<serde_json::Value> = request
-        .tools
-        .iter()
-        .enumerate()
-        .filter(|(i, tool)| ToolSpec::parse(tool, *i).is_ok_and(|spec| unfit.doers.contains(&spec.name)))
-        .map(|(_, tool)| tool.clone())
-        .collect();
+    let doers = crate::tools::spec::only_named(&request.tools, &unfit.doers);
     let mark = format!("\n\n[the request asks to {}, which these calls do not: asked again with {} alone]\n", unfit.action, unfit.doers.join(", "));
     on_token(Stream::Text(&mark));
     let narrowed = DecisionRequest { tools: doers, ..request.clone() };

@@ -120,32 +120,49 @@ fn ask(
     let (mut calls, mut dropped) = new_calls(checked.ai.tool_calls.clone(), progress, &tools, &conversation);
     if calls.is_empty() {
         if let Some(undone) = undone_action(&progress.question, &progress.done, &tools) {
-            // Asked with the tools that do what the request asks and no call has done.
-            let doers: Vec<Value> =
-                request.tools.iter().enumerate().filter(|(i, t)| ToolSpec::parse(t, *i).is_ok_and(|s| undone.doers.contains(&s.name))).map(|(_, t)| t.clone()).collect();
-            let mark = format!("\n\n[the request asks to {}, which no call has done: asked again with {} alone]\n", undone.action, undone.doers.join(", "));
-            on_token(Stream::Text(&mark));
-            // Pushed to call: asked this way the 0.5B still answered, with the text of the
-            // call it had made ("Cancel my dentist appointment": `calendar.list_events({`).
-            // A call whose values nobody wrote is dropped below all the same.
-            let pushed = DecisionRequest { tools: doers, answer_bias: Some(-UNDONE_CALL_PUSH), ..fresh };
-            let redone = brain.decide(&pushed, on_token, cancel)?;
-            decision::add_generation(&mut checked.report.stats, &redone.report.stats);
-            checked.raw_output.push_str(&mark);
-            checked.raw_output.push_str(&redone.raw_output);
-            checked.report.warnings.extend(redone.report.warnings.iter().cloned());
-            let (more, not_next) = new_calls(redone.ai.tool_calls.clone(), progress, &tools, &conversation);
-            checked.report.warnings.push(format!(
-                "next step: the request asks to {}, which no call has done: asked again with {} alone, {}",
-                undone.action,
-                undone.doers.join(", "),
-                if more.is_empty() { "no call made" } else { "called" }
-            ));
+            let (more, not_next) = ask_undone(brain, &mut checked, &fresh, &undone, progress, &tools, &conversation, on_token, cancel)?;
             calls = more;
             dropped.extend(not_next);
         }
     }
     Ok((checked, calls, dropped))
+}
+
+/// Asks `fresh` again with the tools that do what the request asks and no call has done
+/// (`undone`), pushed to call; its raw text, figures and warnings go into `checked`. The new
+/// calls that are a next step ([`new_calls`]), and those that are not.
+#[allow(clippy::too_many_arguments)]
+fn ask_undone(
+    brain: &mut dyn Brain,
+    checked: &mut Decision,
+    fresh: &DecisionRequest,
+    undone: &Undone,
+    progress: &Progress,
+    tools: &[ToolSpec],
+    conversation: &str,
+    on_token: TokenSink<'_>,
+    cancel: &AtomicBool,
+) -> Result<(Vec<ToolCall>, Vec<Dropped>), BrainError> {
+    let mark = format!("\n\n[the request asks to {}, which no call has done: asked again with {} alone]\n", undone.action, undone.doers.join(", "));
+    on_token(Stream::Text(&mark));
+    // Pushed to call: asked this way the 0.5B still answered, with the text of the call it
+    // had made ("Cancel my dentist appointment": `calendar.list_events({`). A call whose
+    // values nobody wrote is dropped all the same.
+    let doers = crate::tools::spec::only_named(&fresh.tools, &undone.doers);
+    let pushed = DecisionRequest { tools: doers, answer_bias: Some(-UNDONE_CALL_PUSH), ..fresh.clone() };
+    let redone = brain.decide(&pushed, on_token, cancel)?;
+    decision::add_generation(&mut checked.report.stats, &redone.report.stats);
+    checked.raw_output.push_str(&mark);
+    checked.raw_output.push_str(&redone.raw_output);
+    checked.report.warnings.extend(redone.report.warnings.iter().cloned());
+    let (more, not_next) = new_calls(redone.ai.tool_calls.clone(), progress, tools, conversation);
+    checked.report.warnings.push(format!(
+        "next step: the request asks to {}, which no call has done: asked again with {} alone, {}",
+        undone.action,
+        undone.doers.join(", "),
+        if more.is_empty() { "no call made" } else { "called" }
+    ));
+    Ok((more, not_next))
 }
 
 /// How far a request asked again for an action no call has done ([`undone_action`]) is

@@ -248,6 +248,12 @@ pub fn find<'a>(tools: &'a [ToolSpec], name: &str) -> Option<&'a ToolSpec> {
     tools.iter().find(|t| t.name == name)
 }
 
+/// The tools of `tools` (as given) whose names are among `names`, in their order: a request
+/// asked again with fewer tools.
+pub fn only_named(tools: &[Value], names: &[String]) -> Vec<Value> {
+    tools.iter().enumerate().filter(|(i, tool)| ToolSpec::parse(tool, *i).is_ok_and(|spec| names.contains(&spec.name))).map(|(_, tool)| tool.clone()).collect()
+}
+
 impl Schema {
     /// Reads a schema; `field` names it in errors (`parameters.properties.city`).
     pub fn read(value: &Value, field: &str) -> Result<Self, String> {
