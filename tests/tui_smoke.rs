@@ -4,7 +4,7 @@
 //! scripts/test.sh installs tmux when it is missing.
 
 mod common;
-use common::{capture, copy_dir, tmux, wait_for, TmuxSession as Session};
+use common::{capture, copy_dir, tmux, wait_for, wait_gone, TmuxSession as Session};
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -237,10 +237,39 @@ fn tui_walkthrough_on_the_real_model() {
     // The next question runs on the model that works.
     tmux(&["send-keys", "-t", s, "-l", "计算 6 * 7"]);
     keys(s, &["Enter"]);
-    let screen = wait_for(s, "42", slow);
+    // The run starts (the status leaves "ready"), then ends: only then is its answer on
+    // the screen (a "42" before could be any figure).
+    wait_gone(s, "│ ready", Duration::from_secs(30));
+    let screen = wait_for(s, "│ ready", slow);
+    assert!(screen.contains("42"), "{screen}");
     assert!(!screen.contains("the brain failed"), "{screen}");
-    wait_for(s, "│ ready", slow);
 
+    keys(s, &["C-c"]);
+    let screen = wait_for(s, "EXITED-0", Duration::from_secs(20));
+    assert!(!screen.contains("panicked"), "{screen}");
+}
+
+/// Ctrl+C while a decision runs quits at once: the engine cancels the decision instead of
+/// the process waiting for it to end (here a mock decision that would take ten minutes).
+#[test]
+fn ctrl_c_during_a_decision_quits_at_once() {
+    let ws = tempfile::tempdir().unwrap();
+    let config = ws.path().join("model.yaml");
+    std::fs::write(&config, "model:\n  name: slow\n  backend: mock\nmodels:\n  slow:\n    backend: mock\n    mock_delay_ms: 600000\n").unwrap();
+    let session = Session(format!("b4quit{}", std::process::id()));
+    let command = format!(
+        "cd {} && {} tui --model_name slow --model_config {} --workspace {}; echo EXITED-$?; sleep 30",
+        ws.path().display(),
+        env!("CARGO_BIN_EXE_b4"),
+        config.display(),
+        ws.path().display()
+    );
+    tmux(&["new-session", "-d", "-s", &session.0, "-x", "120", "-y", "40", &command]);
+    let s = &session.0;
+    wait_for(s, "F1 help", Duration::from_secs(20));
+    tmux(&["send-keys", "-t", s, "-l", "计算 6 * 7"]);
+    keys(s, &["Enter"]);
+    wait_for(s, "thinking", Duration::from_secs(20));
     keys(s, &["C-c"]);
     let screen = wait_for(s, "EXITED-0", Duration::from_secs(20));
     assert!(!screen.contains("panicked"), "{screen}");

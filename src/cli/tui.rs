@@ -6,7 +6,10 @@ use anyhow::Result;
 
 use super::{ModelOpts, WorkspaceOpt};
 use crate::protocol::AgentMode;
-use crate::runtime::engine::{self, EngineConfig};
+use crate::runtime::engine::{self, EngineConfig, EngineHandle};
+
+/// How long quitting waits for the engine to cancel what it runs.
+const QUIT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[derive(clap::Args, Debug, Default)]
 pub struct TuiArgs {
@@ -33,7 +36,16 @@ pub fn run(args: TuiArgs) -> Result<ExitCode> {
     let rt = super::tokio_runtime()?;
     rt.block_on(async {
         let handle = engine::spawn(EngineConfig { model_config: config, workspace, memory_dir, settings: settings.clone() });
-        crate::tui::run(handle.commands, handle.events, settings, profiles).await
+        let commands = handle.commands.clone();
+        let shown = crate::tui::run(handle.commands, handle.events, settings, profiles).await;
+        // Ctrl+C during a decision: the engine cancels it before the process ends (the
+        // runtime would otherwise wait for the whole decision, tens of seconds).
+        if !EngineHandle::shut_down(&commands, handle.finished, QUIT_WAIT).await {
+            eprintln!("warning: the engine did not stop within {} s; quitting anyway", QUIT_WAIT.as_secs());
+        }
+        shown
     })?;
+    // A decision that ignored the cancel is not waited for.
+    rt.shutdown_timeout(std::time::Duration::from_millis(200));
     Ok(ExitCode::SUCCESS)
 }

@@ -19,6 +19,21 @@ use crate::tools::ToolLayer;
 pub struct EngineHandle {
     pub commands: UnboundedSender<Command>,
     pub events: UnboundedReceiver<Event>,
+    /// Ends once the engine has served [`Command::Quit`] (or lost its commands) and the
+    /// question it was running has stopped: a front end that quits awaits it, so a
+    /// decision in flight sees the cancel instead of running on inside a runtime that
+    /// waits for it (see [`EngineHandle::shut_down`]).
+    pub finished: tokio::task::JoinHandle<()>,
+}
+
+impl EngineHandle {
+    /// Asks the engine to stop and waits for it, at most `limit`: a running decision is
+    /// cancelled (it stops within one token or prefill chunk) and the question's
+    /// memory write ends before the process does. Whether it stopped in time.
+    pub async fn shut_down(commands: &UnboundedSender<Command>, finished: tokio::task::JoinHandle<()>, limit: Duration) -> bool {
+        let _ = commands.send(Command::Quit);
+        tokio::time::timeout(limit, finished).await.is_ok()
+    }
 }
 
 pub struct EngineConfig {
@@ -37,8 +52,8 @@ pub fn spawn(config: EngineConfig) -> EngineHandle {
     let (commands, command_rx) = unbounded_channel();
     let (event_tx, events) = unbounded_channel();
     let engine = Engine::new(config, Events(event_tx));
-    tokio::spawn(engine.serve(command_rx));
-    EngineHandle { commands, events }
+    let finished = tokio::spawn(engine.serve(command_rx));
+    EngineHandle { commands, events, finished }
 }
 
 /// A background profile load ended.
@@ -276,6 +291,46 @@ mod tests {
     use crate::brain::model::testing::write_tiny_qwen2_gguf;
     use crate::brain::Profile;
     use crate::protocol::{LoadProgress, LoadStage};
+
+    /// Quitting while a decision runs cancels it: the engine ends at once, not when the
+    /// decision would have (here a mock decision of a minute), and the question ends
+    /// cancelled.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn shutting_down_cancels_the_decision_in_flight() {
+        let dir = tempfile::tempdir().unwrap();
+        let slow = Profile { name: "slow".into(), backend: crate::brain::Backend::Mock, mock_delay_ms: 60_000, ..Profile::default() };
+        let model_config = ModelConfig { model: slow.clone(), models: [("slow".to_string(), slow)].into(), ..ModelConfig::default() };
+        let settings = Settings {
+            profile: "slow".into(),
+            mode: crate::protocol::AgentMode::React,
+            tool_calling: crate::protocol::ToolCalling::PromptJson,
+            step_mode: false,
+            decoding: Default::default(),
+            strategy: Default::default(),
+            prompt_cache: false,
+        };
+        let workspace = Workspace::new(dir.path()).unwrap();
+        let mut handle = spawn(EngineConfig { model_config, workspace, memory_dir: None, settings });
+        handle.commands.send(Command::Ask { question: "计算 6 * 7".into() }).unwrap();
+        loop {
+            match handle.events.recv().await {
+                Some(Event::TurnStarted { .. }) => break,
+                Some(_) => {}
+                None => panic!("the engine ended before its first decision"),
+            }
+        }
+        let started = Instant::now();
+        assert!(EngineHandle::shut_down(&handle.commands, handle.finished, Duration::from_secs(20)).await, "the engine did not stop");
+        assert!(started.elapsed() < Duration::from_secs(20));
+        let mut rest = Vec::new();
+        while let Some(event) = handle.events.recv().await {
+            rest.push(event);
+        }
+        assert!(
+            rest.iter().any(|e| matches!(e, Event::Finished { reason: crate::protocol::StopReason::Cancelled })),
+            "{rest:?}"
+        );
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_first_load_reports_its_stages_between_loading_and_ready_and_a_second_is_silent() {

@@ -62,6 +62,20 @@ pub fn wait_for(session: &str, what: &str, timeout: std::time::Duration) -> Stri
     }
 }
 
+/// Waits until `what` is gone from the tmux session's screen; the screen.
+#[allow(dead_code)]
+pub fn wait_gone(session: &str, what: &str, timeout: std::time::Duration) -> String {
+    let start = std::time::Instant::now();
+    loop {
+        let screen = capture(session);
+        if !screen.contains(what) {
+            return screen;
+        }
+        assert!(start.elapsed() < timeout, "waited {timeout:?} for {what:?} to go; screen:\n{screen}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 /// A tmux session, killed when dropped.
 #[allow(dead_code)]
 pub struct TmuxSession(pub String);
