@@ -58,6 +58,19 @@ fn tui_answers_a_question_in_a_real_terminal() {
     assert!(!screen.contains("panicked"), "{screen}");
 }
 
+/// Starts `b4 tui ARGS --workspace WS` in the workspace, in a new tmux session of
+/// `width` x `height`; `EXITED-<code>` shows when it ends.
+fn start_tui(name: &str, ws: &std::path::Path, args: &str, width: u16, height: u16) -> Session {
+    let session = Session(format!("{name}{}", std::process::id()));
+    let command = format!(
+        "cd {ws} && {bin} tui {args} --workspace {ws}; echo EXITED-$?; sleep 30",
+        ws = ws.display(),
+        bin = env!("CARGO_BIN_EXE_b4"),
+    );
+    tmux(&["new-session", "-d", "-s", &session.0, "-x", &width.to_string(), "-y", &height.to_string(), &command]);
+    session
+}
+
 fn keys(session: &str, keys: &[&str]) {
     for k in keys {
         tmux(&["send-keys", "-t", session, k]);
@@ -80,15 +93,7 @@ fn tui_steps_through_a_plan_and_survives_a_failed_profile_switch() {
         "model:\n  name: mock\n  backend: mock\nmodels:\n  mock:\n    backend: mock\n  broken:\n    backend: candle\n    model_name_or_path: /nonexistent/b4/missing.gguf\n",
     )
     .unwrap();
-    let session = Session(format!("b4walk{}", std::process::id()));
-    let command = format!(
-        "cd {} && {} tui --model_name mock --model_config {} --mode plan_execute --step --workspace {}; echo EXITED-$?; sleep 30",
-        ws.path().display(),
-        env!("CARGO_BIN_EXE_b4"),
-        config.display(),
-        ws.path().display()
-    );
-    tmux(&["new-session", "-d", "-s", &session.0, "-x", "120", "-y", "40", &command]);
+    let session = start_tui("b4walk", ws.path(), &format!("--model_name mock --model_config {} --mode plan_execute --step", config.display()), 120, 40);
     let s = &session.0;
     wait_for(s, "F1 help", Duration::from_secs(20));
 
@@ -169,17 +174,15 @@ fn tui_walkthrough_on_the_real_model() {
         ),
     )
     .unwrap();
-    let session = Session(format!("b4real{}", std::process::id()));
     // A fresh prefill of the whole prompt, so that its progress shows (not the system
     // prompt read from disk by an earlier test's process).
-    let command = format!(
-        "cd {} && {} tui --no-prompt-cache --model_name qwen-0.5b --model_config {} --mode plan_execute --step --workspace {}; echo EXITED-$?; sleep 30",
-        ws.path().display(),
-        env!("CARGO_BIN_EXE_b4"),
-        config.display(),
-        ws.path().display()
+    let session = start_tui(
+        "b4real",
+        ws.path(),
+        &format!("--no-prompt-cache --model_name qwen-0.5b --model_config {} --mode plan_execute --step", config.display()),
+        160,
+        50,
     );
-    tmux(&["new-session", "-d", "-s", &session.0, "-x", "160", "-y", "50", &command]);
     let s = &session.0;
     let slow = Duration::from_secs(600);
     wait_for(s, "F1 help", Duration::from_secs(60));
@@ -256,15 +259,7 @@ fn ctrl_c_during_a_decision_quits_at_once() {
     let ws = tempfile::tempdir().unwrap();
     let config = ws.path().join("model.yaml");
     std::fs::write(&config, "model:\n  name: slow\n  backend: mock\nmodels:\n  slow:\n    backend: mock\n    mock_delay_ms: 600000\n").unwrap();
-    let session = Session(format!("b4quit{}", std::process::id()));
-    let command = format!(
-        "cd {} && {} tui --model_name slow --model_config {} --workspace {}; echo EXITED-$?; sleep 30",
-        ws.path().display(),
-        env!("CARGO_BIN_EXE_b4"),
-        config.display(),
-        ws.path().display()
-    );
-    tmux(&["new-session", "-d", "-s", &session.0, "-x", "120", "-y", "40", &command]);
+    let session = start_tui("b4quit", ws.path(), &format!("--model_name slow --model_config {}", config.display()), 120, 40);
     let s = &session.0;
     wait_for(s, "F1 help", Duration::from_secs(20));
     tmux(&["send-keys", "-t", s, "-l", "计算 6 * 7"]);
