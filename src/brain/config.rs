@@ -133,6 +133,11 @@ pub struct Profile {
     /// tools does are dropped, and the question answered without tools
     /// ([`super::unfit_action`]).
     pub drop_unfit_actions: bool,
+    /// In an English request, a call the model wrote after its first, of a tool no earlier
+    /// call used, that does nothing the request asks for (its tool's name is not a word of
+    /// the request, and it holds no value the request writes that the earlier calls do not)
+    /// is dropped ([`super::extra_call::unasked`]).
+    pub drop_unasked_tools: bool,
     /// Each optional argument (a string or number) a call leaves out is asked of the model
     /// on its own, and added where the conversation writes the value as it is
     /// ([`super::stated_optional`]).
@@ -256,6 +261,7 @@ impl Default for Profile {
             name_flags: false,
             fan_out_choices: false,
             drop_unfit_actions: false,
+            drop_unasked_tools: false,
             add_stated_optional: false,
             input_given_bias: None,
             fresh_follow_up: false,

@@ -100,6 +100,10 @@ pub(crate) fn decide(
             let dropped = super::extra_call::check(&mut ai.tool_calls, question.unwrap_or_default(), first_made_up, near);
             warnings.extend(dropped.iter().map(|c| format!("an added call doing no new work, dropped: {c}")));
         }
+        if parsed.plan.is_none() && !watched.added_call && profile.drop_unasked_tools {
+            let dropped = super::extra_call::unasked(&mut ai.tool_calls, question.unwrap_or_default());
+            warnings.extend(dropped.iter().map(|c| format!("a call of a tool the request does not ask for, dropped: {c}")));
+        }
         if let Some(question) = question {
             let restored = faithful::restore_brackets(&mut ai.tool_calls, question);
             warnings.extend(restored.iter().map(|r| format!("brackets restored from the request: {r}")));

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::next_step::collect_leaves;
 use crate::protocol::ToolCall;
-use crate::text::normalized;
+use crate::text::{is_cjk, normalized, numbers_written};
 
 /// How close (in logits) the model's own choice between a second call and the end of the
 /// calls may come to a second call for the added call to count as one it wanted. On the dev
@@ -48,17 +48,8 @@ pub fn check(calls: &mut Vec<ToolCall>, question: &str, first_made_up: bool, nea
 ///   `pollutant: "pm2.5"`).
 pub fn new_work(call: &ToolCall, earlier: &[ToolCall], question: &str) -> bool {
     let haystack = normalized(question);
-    let mut held = Vec::new();
-    for made in earlier {
-        for value in made.args.values() {
-            collect_leaves(value, &mut held);
-        }
-    }
-    let unheld = |value: &Value| !held.iter().any(|h| same(value, h));
-    let side_by_side = earlier.iter().filter(|e| e.name == call.name).any(|e| {
-        call.args.iter().any(|(param, value)| e.args.get(param).is_some_and(|before| unheld(value) && coordinated(before, value, &haystack)))
-    });
-    if side_by_side {
+    let held = held_values(earlier);
+    if side_by_side(call, earlier, &held, &haystack) {
         return true;
     }
     // Another tool is another task: a question of one part has none (`time.now` for "is
@@ -66,14 +57,77 @@ pub fn new_work(call: &ToolCall, earlier: &[ToolCall], question: &str) -> bool {
     if earlier.iter().any(|e| e.name == call.name) || parts(question) < 2 {
         return false;
     }
-    if names_another_tool(call, earlier, question) {
-        return true;
+    names_another_tool(call, earlier, question) || holds_new_value(call, &held, &haystack, false)
+}
+
+/// Drops the calls after the first that the model wrote for tools the request does not ask
+/// for (profile field `drop_unasked_tools`); the dropped calls, one line each.
+///
+/// Offered three tools for "What are the best museums to visit in Vienna?", the 0.5B called
+/// all three (hotels in Vienna from 2023-01-01, restaurants nearby); asked for Python courses
+/// and library books, it searched podcasts for "Python" too. Its own margin for going on
+/// after the first call says nothing there (+8.4 logits, as sure as in right two-call
+/// decisions). So a call of a tool no earlier call used stays only where it does something
+/// the request asks for: its tool's name has a word the request writes that no earlier
+/// tool's has ("..., and Python books in the library": `library.search_books`), or it holds
+/// a value the request writes (a string of four characters or more, or a number) that no
+/// earlier call holds. Only English requests are judged: a Chinese one names its tools in
+/// other words (查酒店 ... 租一辆电动车: `car_rental.search`). Calls of a tool an earlier call
+/// used are [`check`]'s and the values checks' to judge.
+pub fn unasked(calls: &mut Vec<ToolCall>, question: &str) -> Vec<String> {
+    if question.chars().any(is_cjk) {
+        return Vec::new();
     }
+    let haystack = normalized(question);
+    let mut dropped = Vec::new();
+    let mut at = 1;
+    while at < calls.len() {
+        let (earlier, call) = (&calls[..at], &calls[at]);
+        let asked = earlier.iter().any(|e| e.name == call.name) || {
+            let held = held_values(earlier);
+            names_another_tool(call, earlier, question) || holds_new_value(call, &held, &haystack, true)
+        };
+        if asked {
+            at += 1;
+        } else {
+            let call = calls.remove(at);
+            dropped.push(format!("{}({})", call.name, Value::Object(call.args)));
+        }
+    }
+    dropped
+}
+
+/// Every leaf value of the `calls`' arguments.
+fn held_values(calls: &[ToolCall]) -> Vec<&Value> {
+    let mut held = Vec::new();
+    for made in calls {
+        for value in made.args.values() {
+            collect_leaves(value, &mut held);
+        }
+    }
+    held
+}
+
+/// Whether `call` gives a parameter another value than an `earlier` call of its tool did,
+/// the two written side by side in `haystack` ([`coordinated`]), the new one `held` by none.
+fn side_by_side(call: &ToolCall, earlier: &[ToolCall], held: &[&Value], haystack: &str) -> bool {
+    let unheld = |value: &Value| !held.iter().any(|h| same(value, h));
+    earlier.iter().filter(|e| e.name == call.name).any(|e| {
+        call.args.iter().any(|(param, value)| e.args.get(param).is_some_and(|before| unheld(value) && coordinated(before, value, haystack)))
+    })
+}
+
+/// Whether `call` holds a value that `haystack` (a [`normalized`] request) writes and no
+/// value in `held` is: a string of four characters or more, or (`numbers`) a number.
+fn holds_new_value(call: &ToolCall, held: &[&Value], haystack: &str, numbers: bool) -> bool {
     let mut leaves = Vec::new();
     for value in call.args.values() {
         collect_leaves(value, &mut leaves);
     }
-    leaves.iter().any(|leaf| leaf.as_str().is_some_and(|s| normalized(s).chars().count() >= 4) && written(leaf, &haystack) && unheld(leaf))
+    let figures = if numbers { numbers_written(haystack) } else { Vec::new() };
+    let number_written = |leaf: &Value| leaf.as_f64().is_some_and(|n| figures.iter().any(|&f| (f - n).abs() <= 1e-9 * n.abs().max(1.0)));
+    let string_written = |leaf: &Value| leaf.as_str().is_some_and(|s| normalized(s).chars().count() >= 4) && written(leaf, haystack);
+    leaves.iter().any(|leaf| (string_written(leaf) || number_written(leaf)) && !held.iter().any(|h| same(leaf, h)))
 }
 
 /// Words and marks that join two values of a list.
@@ -240,5 +294,47 @@ mod tests {
         assert!(check(&mut calls, question, false, true).is_empty() && calls == [average.clone(), spread.clone()]);
         let mut calls = vec![average.clone(), spread];
         assert_eq!(check(&mut calls, question, true, true).len(), 1);
+    }
+
+    #[test]
+    fn calls_of_tools_an_english_request_does_not_ask_for_are_dropped() {
+        // Offered three tools, the model called them all for one of them.
+        let question = "What are the best museums to visit in Vienna? Just the top 3.";
+        let attractions = call("travel.attractions", json!({"city": "Vienna", "limit": 3}));
+        let mut calls = vec![
+            attractions.clone(),
+            call("hotels.search", json!({"city": "Vienna", "check_in": "2023-01-01", "check_out": "2023-01-05"})),
+            call("maps.nearby", json!({"location": "Vienna", "place_type": "restaurant"})),
+        ];
+        let dropped = unasked(&mut calls, question);
+        assert_eq!(calls, [attractions]);
+        assert!(dropped.len() == 2 && dropped[0].starts_with("hotels.search(") && dropped[1].starts_with("maps.nearby("), "{dropped:?}");
+        // A tool the request names stays, one it does not goes, even between them.
+        let question = "Find free beginner Python courses, and Python books in the library that I can borrow now.";
+        let courses = call("edu.search_courses", json!({"topic": "Python", "free_only": true}));
+        let podcasts = call("podcasts.search", json!({"query": "Python"}));
+        let books = call("library.search_books", json!({"query": "Python", "available_only": true}));
+        let mut calls = vec![courses.clone(), podcasts, books.clone()];
+        assert_eq!(unasked(&mut calls, question).len(), 1);
+        assert_eq!(calls, [courses, books]);
+        // A value the request writes that no earlier call holds: a number counts too.
+        let length = call("unit.convert_length", json!({"value": 5, "from_unit": "mi", "to_unit": "km"}));
+        let weight = call("unit.convert_weight", json!({"value": 20, "from_unit": "lb", "to_unit": "kg"}));
+        let mut calls = vec![length.clone(), weight.clone()];
+        assert!(unasked(&mut calls, "Convert 5 miles to km and 20 lb to kg.").is_empty() && calls.len() == 2);
+        let email = call("email.send", json!({"to": "bob@example.com", "subject": "Lunch"}));
+        let sms = call("sms.send", json!({"to": "+15550100", "message": "Running late"}));
+        let mut calls = vec![email.clone(), sms.clone()];
+        assert!(unasked(&mut calls, "Email bob@example.com about Lunch and text +15550100 that I'm Running late.").is_empty());
+        // The same value again is not one: the weight conversion of the length's number goes.
+        let mut calls = vec![length.clone(), call("unit.convert_weight", json!({"value": 5, "from_unit": "lb", "to_unit": "kg"}))];
+        assert_eq!(unasked(&mut calls, "Convert 5 miles to km.").len(), 1);
+        // Another call of the same tool is not judged here, nor a Chinese request.
+        let mut calls = vec![length.clone(), call("unit.convert_length", json!({"value": 5, "from_unit": "mi", "to_unit": "m"}))];
+        assert!(unasked(&mut calls, "Convert 5 miles to km.").is_empty());
+        let hotels = call("hotels.search", json!({"city": "杭州", "check_in": "2025-08-08", "check_out": "2025-08-12"}));
+        let car = call("car_rental.search", json!({"location": "HGH", "pickup_date": "2025-08-08", "return_date": "2025-08-12"}));
+        let mut calls = vec![hotels, car];
+        assert!(unasked(&mut calls, "查 2025-08-08 到 2025-08-12 杭州的酒店，并在杭州萧山机场（HGH）租一辆电动车。").is_empty() && calls.len() == 2);
     }
 }

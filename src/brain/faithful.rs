@@ -252,7 +252,7 @@ pub fn add_named_choices(calls: &mut [ToolCall], tools: &[ToolSpec], question: &
             let named: Vec<&str> = choices
                 .iter()
                 .copied()
-                .filter(|v| if english { v.len() >= 3 && words.contains(&v.to_lowercase()) } else { named_here.contains(v) })
+                .filter(|v| if english { v.len() >= 3 && names_word(&words, v) } else { named_here.contains(v) })
                 .collect();
             // The default named beside another: which one this call wants is not clear
             // ("记一笔 12.5 美元的支出，并把 12.5 美元换成欧元").
@@ -278,6 +278,13 @@ pub(crate) fn words_of(text: &str) -> Vec<String> {
         .map(|w| w.trim_matches(|c: char| ".+-".contains(c)).to_lowercase())
         .filter(|w| !w.is_empty())
         .collect()
+}
+
+/// Whether `words` ([`words_of`]) name `choice` as a word of its own, or its plural ("the
+/// best museums" names `museum`).
+pub(crate) fn names_word(words: &[String], choice: &str) -> bool {
+    let choice = choice.to_lowercase();
+    words.iter().any(|w| *w == choice || w.strip_suffix('s').is_some_and(|stem| stem == choice || stem.strip_suffix('e') == Some(choice.as_str())))
 }
 
 /// The parameter of `tool` that takes an expression: a string parameter named
@@ -756,6 +763,14 @@ mod tests {
         let mut calls = [lookup(json!({"name": "Kenji"}))];
         add_named_choices(&mut calls, &contacts(), "Look up Kenji's work email.");
         assert_eq!(calls[0].args, lookup(json!({"name": "Kenji", "field": "email", "source": "work"})).args);
+
+        // A plural names its choice too.
+        let mut calls = [lookup(json!({"name": "Kenji"}))];
+        add_named_choices(&mut calls, &contacts(), "Kenji's emails, please.");
+        assert_eq!(calls[0].args["field"], "email");
+        assert!(names_word(&words_of("the best museums and addresses"), "museum"));
+        assert!(names_word(&words_of("the best museums and addresses"), "address"));
+        assert!(!names_word(&words_of("the best museums"), "muse"));
 
         // In Chinese, by a name the choice has there.
         let mut calls = [lookup(json!({"name": "玛丽亚"}))];

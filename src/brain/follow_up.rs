@@ -17,7 +17,8 @@ use serde_json::Value;
 use super::next_step::{self, spaced, Progress};
 use super::synthesis;
 use super::{Brain, BrainError, Decision, DecisionRequest, TokenSink};
-use crate::protocol::{AiMessage, Message, Phase, Stream, Strategy, ToolCalling};
+use crate::protocol::{AiMessage, Message, Phase, Stream, Strategy, ToolCall, ToolCalling};
+use crate::text::{normalized, numbers_written};
 use crate::tools::spec::ToolSpec;
 
 /// The most characters of one earlier tool result written into the request.
@@ -101,9 +102,47 @@ pub fn ask(brain: &mut dyn Brain, request: &DecisionRequest, on_token: TokenSink
     if calls.is_empty() {
         return Ok(None);
     }
+    // The model's first thought was to fetch again what the results hold ("Which one is
+    // rated highest?": the search again, then a price history nobody asked for; "哪个地区最少？":
+    // the query again, then the list of tables): calls that take nothing from the new
+    // question are no new step, and the conversation decides.
+    let repeated = dropped.iter().any(|d| matches!(d, next_step::Dropped::Repeat(_)));
+    let question = super::last_question(&request.messages).unwrap_or_default();
+    if repeated && !calls.iter().any(|call| takes_from(call, &tools, question)) {
+        decided.report.warnings.push("follow-up asked afresh: only calls that take nothing from the new question, left to the conversation".into());
+        return Ok(None);
+    }
     decided.report.warnings.push("follow-up asked afresh: called".into());
     decided.ai = AiMessage::calls(calls);
     Ok(Some(decided))
+}
+
+/// Whether `call` holds a value `question` writes: a string (not an enum's choice) or a
+/// number (not the parameter's default).
+fn takes_from(call: &ToolCall, tools: &[ToolSpec], question: &str) -> bool {
+    let haystack = normalized(question);
+    let numbers = numbers_written(&haystack);
+    let properties = tools.iter().find(|t| t.name == call.name).and_then(|t| t.parameters().get("properties").cloned());
+    call.args.iter().any(|(param, value)| {
+        let spec = properties.as_ref().and_then(|p| p.get(param));
+        if spec.is_some_and(|s| s.get("enum").is_some() || s.get("items").is_some_and(|i| i.get("enum").is_some())) {
+            return false;
+        }
+        let default = spec.and_then(|s| s.get("default"));
+        let mut leaves = Vec::new();
+        next_step::collect_leaves(value, &mut leaves);
+        leaves.iter().any(|leaf| match leaf {
+            Value::String(text) => {
+                let wanted = normalized(text);
+                !wanted.is_empty() && haystack.contains(&wanted)
+            }
+            Value::Number(n) => {
+                let x = n.as_f64().unwrap_or(f64::NAN);
+                default.and_then(Value::as_f64) != Some(x) && next_step::number_stated(x, None, &numbers)
+            }
+            _ => false,
+        })
+    })
 }
 
 /// The calls made before the latest question, with their results.
@@ -163,5 +202,47 @@ mod tests {
         let earlier = earlier_calls(&messages);
         assert_eq!(earlier.done.len(), 1);
         assert_eq!(earlier.done[0].0, air("北京"));
+    }
+
+    fn tool_call(name: &str, args: Value) -> ToolCall {
+        ToolCall { id: "call_001".into(), name: name.into(), args: args.as_object().unwrap().clone() }
+    }
+
+    /// A search for earbuds with its results and answer, then `question`, asked on a brain
+    /// whose fresh decision is `calls`.
+    fn asked(question: &str, calls: Vec<ToolCall>) -> Option<Decision> {
+        let search = tool_call("shop.search_products", json!({"query": "wireless earbuds", "max_price": 100}));
+        let messages = vec![
+            Message::user("Search electronics for wireless earbuds under $100."),
+            Message::Assistant(AiMessage::calls(vec![search.clone()])),
+            Message::Tool(ToolMessage::success(&search, json!({"results": [
+                {"product_id": "SKU-41822", "name": "Soundcore Liberty 4 NC", "rating": 4.4},
+                {"product_id": "SKU-45210", "name": "Jabra Elite 4", "rating": 4.6}]}))),
+            Message::Assistant(AiMessage::answer("Two: Soundcore Liberty 4 NC (4.4) and Jabra Elite 4 (4.6).")),
+            Message::user(question),
+        ];
+        let tools = vec![
+            json!({"name": "shop.search_products", "description": "Search products.", "parameters": {"type": "object", "properties": {
+                "query": {"type": "string"}, "max_price": {"type": "number"}}, "required": ["query"]}}),
+            json!({"name": "shop.price_history", "description": "Price history of a product.", "parameters": {"type": "object", "properties": {
+                "product_id": {"type": "string"}, "days": {"type": "integer", "default": 30}}, "required": ["product_id"]}}),
+        ];
+        let request = crate::brain::scripted::request(&messages, tools);
+        let mut brain = crate::brain::scripted::Scripted::new(crate::brain::Profile::default(), vec![AiMessage::calls(calls)]);
+        ask(&mut brain, &request, &mut |_| {}, &AtomicBool::new(false)).unwrap()
+    }
+
+    #[test]
+    fn a_follow_up_whose_fresh_calls_fetch_again_and_take_nothing_from_it_is_left_to_the_conversation() {
+        let again = tool_call("shop.search_products", json!({"query": "wireless earbuds", "max_price": 100}));
+        let history = tool_call("shop.price_history", json!({"product_id": "SKU-41822"}));
+        assert!(asked("Which one is rated highest?", vec![again.clone(), history.clone()]).is_none());
+        // A value of the new question: a new step.
+        let decided = asked("Show the price history of SKU-41822 over 90 days.", vec![again.clone(), history.clone()]).unwrap();
+        assert_eq!(decided.ai.tool_calls.len(), 1);
+        assert_eq!(decided.ai.tool_calls[0].name, "shop.price_history");
+        // No repeat first: the calls stand as before (their values are judged elsewhere).
+        let decided = asked("Which one is rated highest?", vec![history]).unwrap();
+        assert_eq!(decided.ai.tool_calls.len(), 1);
     }
 }

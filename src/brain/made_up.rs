@@ -310,17 +310,7 @@ mod tests {
     }
 
     fn asked(messages: &[Message], tools: Vec<Value>) -> DecisionRequest {
-        DecisionRequest {
-            messages: messages.to_vec(),
-            tools,
-            phase: crate::protocol::Phase::React,
-            tool_calling: crate::protocol::ToolCalling::PromptJson,
-            exclusivity: super::super::Exclusivity::RetryThenContent,
-            decoding: None,
-            strategy: None,
-            more_calls_bias: None,
-            answer_bias: None,
-        }
+        crate::brain::scripted::request(messages, tools)
     }
 
     fn dropped_or_redirected(question: &str, tools: Vec<Value>, made: &str, answers: Vec<AiMessage>) -> (Decision, Vec<Vec<String>>) {

@@ -458,17 +458,7 @@ mod tests {
     fn checked(answers: Vec<AiMessage>) -> (Decision, crate::brain::scripted::Scripted) {
         let mut brain = crate::brain::scripted::Scripted::new(Profile::default(), answers);
         let messages = dentist();
-        let request = DecisionRequest {
-            messages: messages.clone(),
-            tools: schemas(),
-            phase: Phase::React,
-            tool_calling: ToolCalling::PromptJson,
-            exclusivity: super::super::Exclusivity::RetryThenContent,
-            decoding: None,
-            strategy: None,
-            more_calls_bias: None,
-            answer_bias: None,
-        };
+        let request = crate::brain::scripted::request(&messages, schemas());
         let report = crate::protocol::DecisionReport::new("scripted", Phase::React, ToolCalling::PromptJson, None);
         let mut decided = Decision { ai: AiMessage::answer("Done."), raw_output: String::new(), prompt: String::new(), plan: None, report };
         check(&mut brain, &mut decided, &request, &messages, &mut |_| {}, &AtomicBool::new(false)).unwrap();

@@ -3,8 +3,10 @@
 
 use std::sync::atomic::AtomicBool;
 
-use super::{Brain, BrainError, Decision, DecisionRequest, Profile, TokenSink};
-use crate::protocol::{AiMessage, DecisionReport};
+use serde_json::Value;
+
+use super::{Brain, BrainError, Decision, DecisionRequest, Exclusivity, Profile, TokenSink};
+use crate::protocol::{AiMessage, DecisionReport, Message, Phase, ToolCalling};
 use crate::tools::spec::ToolSpec;
 
 pub(crate) struct Scripted {
@@ -35,5 +37,21 @@ impl Brain for Scripted {
         let ai = self.answers.remove(0);
         let report = DecisionReport::new("scripted", request.phase, request.tool_calling, None);
         Ok(Decision { ai, raw_output: "redone".into(), prompt: String::new(), plan: None, report })
+    }
+}
+
+/// A fresh ReAct request of `messages` offering `tools`, under prompt_json, with no
+/// setting of its own.
+pub(crate) fn request(messages: &[Message], tools: Vec<Value>) -> DecisionRequest {
+    DecisionRequest {
+        messages: messages.to_vec(),
+        tools,
+        phase: Phase::React,
+        tool_calling: ToolCalling::PromptJson,
+        exclusivity: Exclusivity::RetryThenContent,
+        decoding: None,
+        strategy: None,
+        more_calls_bias: None,
+        answer_bias: None,
     }
 }

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::constrain::grammar::{json_grammar, prepared};
 use super::constrain::TokenSpace;
 use super::generate::{GenParams, ModelHandle, StopKind};
-use super::faithful::words_of;
+use super::faithful::{names_word, words_of};
 use super::next_step::number_stated;
 use super::{decision, BrainError, Decision};
 use crate::protocol::ToolCall;
@@ -100,7 +100,7 @@ fn stated(value: &Value, param: &Param, call: &ToolCall, conversation: &str, eng
             let text = text.trim();
             let lower = text.to_lowercase();
             let written = if param.schema.enum_values.is_some() {
-                english && words_of(conversation).contains(&lower)
+                english && names_word(&words_of(conversation), &lower)
             } else {
                 text.chars().count() >= 2 && conversation.to_lowercase().contains(&lower)
             };
