@@ -125,7 +125,7 @@ fn takes_from(call: &ToolCall, tools: &[ToolSpec], question: &str) -> bool {
     let properties = tools.iter().find(|t| t.name == call.name).and_then(|t| t.parameters().get("properties").cloned());
     call.args.iter().any(|(param, value)| {
         let spec = properties.as_ref().and_then(|p| p.get(param));
-        if spec.is_some_and(|s| s.get("enum").is_some() || s.get("items").is_some_and(|i| i.get("enum").is_some())) {
+        if spec.is_some_and(next_step::choices_only) {
             return false;
         }
         let default = spec.and_then(|s| s.get("default"));

@@ -152,7 +152,7 @@ pub fn made_up_calls(calls: &[ToolCall], tools: &[ToolSpec], conversation: &str)
         let made_up = tool.required().iter().find_map(|param| {
             let value = call.args.get(param)?;
             let spec = properties.and_then(|p| p.get(param));
-            if spec.is_some_and(|s| s.get("enum").is_some() || s.get("items").is_some_and(|i| i.get("enum").is_some())) {
+            if spec.is_some_and(super::next_step::choices_only) {
                 return None;
             }
             let default = spec.and_then(|s| s.get("default"));

@@ -367,8 +367,7 @@ fn invented(call: &ToolCall, schema: Option<&Value>, haystack: &str) -> Option<(
 /// values (an array's of enum items too) are not looked for (the user may name them in
 /// another language).
 pub(crate) fn unwritten(value: &Value, spec: Option<&Value>, haystack: &str, numbers: &[f64]) -> Option<String> {
-    let enumerated = |s: &Value| s.get("enum").is_some();
-    if spec.is_some_and(|s| enumerated(s) || s.get("items").is_some_and(enumerated)) {
+    if spec.is_some_and(choices_only) {
         return None;
     }
     let default = spec.and_then(|s| s.get("default"));
@@ -380,6 +379,12 @@ pub(crate) fn unwritten(value: &Value, spec: Option<&Value>, haystack: &str, num
         _ => false,
     })?;
     Some(missing.as_str().map_or_else(|| missing.to_string(), str::to_string))
+}
+
+/// Whether a parameter (`spec`, its schema) takes a choice of an enum, or an array of them.
+pub(crate) fn choices_only(spec: &Value) -> bool {
+    let enumerated = |s: &Value| s.get("enum").is_some();
+    enumerated(spec) || spec.get("items").is_some_and(enumerated)
 }
 
 /// Whether the number `x` is the parameter's `default` or one of `numbers` (those a
