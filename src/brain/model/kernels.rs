@@ -246,6 +246,7 @@ mod simd {
 
     pub(super) fn name(isa: Option<Isa>) -> &'static str {
         match isa {
+            Some(Isa::Amx) => "x86-64 AVX-512 VNNI, AMX int8 tiles (Q8_0 / Q5_0 prefill)",
             Some(Isa::Vnni) => "x86-64 AVX-512 VNNI",
             Some(Isa::Avx2) => "x86-64 AVX2",
             None => "portable (no AVX2)",
@@ -605,7 +606,7 @@ mod tests {
     /// The kernels this CPU can run, the portable code included.
     fn paths() -> Vec<Option<simd::Isa>> {
         #[cfg(target_arch = "x86_64")]
-        let simd = [x86::Isa::Avx2, x86::Isa::Vnni].into_iter().filter(|isa| isa.available()).map(Some).collect();
+        let simd = [x86::Isa::Avx2, x86::Isa::Vnni, x86::Isa::Amx].into_iter().filter(|isa| isa.available()).map(Some).collect();
         #[cfg(not(target_arch = "x86_64"))]
         let simd = Vec::new();
         [vec![None], simd].concat()

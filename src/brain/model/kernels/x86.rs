@@ -17,6 +17,8 @@
 use std::ops::Range;
 use std::sync::OnceLock;
 
+mod amx;
+
 /// Bytes of one block of each type (ggml's layouts).
 pub(super) const Q8_0_BYTES: usize = 34;
 pub(super) const Q5_0_BYTES: usize = 22;
@@ -30,6 +32,8 @@ const QK8_0: usize = 32;
 pub(crate) enum Isa {
     Avx2,
     Vnni,
+    /// VNNI, with Intel AMX int8 tiles for the Q8_0 / Q5_0 prefill products ([`amx`]).
+    Amx,
 }
 
 impl Isa {
@@ -48,12 +52,13 @@ impl Isa {
         match self {
             Isa::Avx2 => avx2,
             Isa::Vnni => vnni,
+            Isa::Amx => vnni && amx::available(),
         }
     }
 
     /// The best set this CPU has (`None`: no AVX2, use the portable code).
     pub(crate) fn best() -> Option<Isa> {
-        [Isa::Vnni, Isa::Avx2].into_iter().find(|isa| isa.available())
+        [Isa::Amx, Isa::Vnni, Isa::Avx2].into_iter().find(|isa| isa.available())
     }
 }
 
@@ -205,16 +210,49 @@ pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Ra
     if !inputs_fit || !isa.available() || !cols.is_multiple_of(block) || w.len() < rows.end.saturating_mul(row_bytes) || out.len() < rows.len().saturating_mul(m) {
         return false;
     }
-    let kernel = Kernel { isa, ty, w, nb, row_bytes, x };
+    let kernel = |isa| Kernel { isa, ty, w, nb, row_bytes, x };
+    let (Isa::Amx, Input::Q8_0(q8), WeightType::Q8_0 | WeightType::Q5_0) = (isa, x, ty) else {
+        vnni_rows(&kernel(isa.min(Isa::Vnni)), rows, 0, m, out);
+        return true;
+    };
+    // The tiles take whole panels of 16 weight rows by 16 input rows; what is left over
+    // (rows past the last panel, inputs past the last tile) goes through the VNNI kernels,
+    // whose outputs the tiles' equal bit for bit.
+    let (tiles, panels) = (m / amx::TILE, rows.len() / amx::TILE);
+    let done = if tiles > 0 { panels * amx::TILE } else { 0 };
+    for p in 0..done / amx::TILE {
+        let wj = w.as_ptr().wrapping_add((rows.start + p * amx::TILE) * row_bytes);
+        let out_p = out.as_mut_ptr().wrapping_add(p * amx::TILE * m);
+        // SAFETY: AMX and VNNI are available (`isa.available()` above); the panel's 16 rows
+        // lie in `w`, input rows 0..16 * tiles in `x` and its outputs in `out` (sizes
+        // checked above).
+        unsafe {
+            if ty == WeightType::Q5_0 {
+                amx::panel::<true>(wj, row_bytes, nb, q8, tiles, m, out_p);
+            } else {
+                amx::panel::<false>(wj, row_bytes, nb, q8, tiles, m, out_p);
+            }
+        }
+    }
+    let (tiled, rest) = out.split_at_mut(done * m);
+    vnni_rows(&kernel(Isa::Vnni), rows.start..rows.start + done, tiles * amx::TILE, m, tiled);
+    vnni_rows(&kernel(Isa::Vnni), rows.start + done..rows.end, 0, m, rest);
+    true
+}
+
+/// The SIMD kernels' loop: weight rows `rows` with input rows `t_start..m` (`t_start` a
+/// multiple of 8), into `out[(j - rows.start) * m + t]`. The kernel's sizes are checked.
+fn vnni_rows(kernel: &Kernel, rows: Range<usize>, t_start: usize, m: usize, out: &mut [f32]) {
+    let (isa, x) = (kernel.isa, kernel.x);
     // Input rows in blocks that stay in L1 while every weight row of the call passes over
     // them (in prefill all m rows are some hundred KiB and came from L2 for each weight row).
     let x_row_bytes = match x {
-        Input::Q8_0(_) => cols,
-        Input::Q8K(_) => nb * Q8K_BYTES,
+        Input::Q8_0(_) => kernel.nb * QK8_0,
+        Input::Q8K(_) => kernel.nb * Q8K_BYTES,
     };
     let t_block = (16_384 / x_row_bytes.max(1)).clamp(8, 64) / 8 * 8;
-    let grouped = isa == Isa::Vnni;
-    let mut t0 = 0;
+    let grouped = isa >= Isa::Vnni;
+    let mut t0 = t_start;
     while t0 < m {
         let t1 = (t0 + t_block).min(m);
         for (j, out_j) in rows.clone().zip(out.chunks_exact_mut(m.max(1))) {
@@ -244,7 +282,6 @@ pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Ra
         }
         t0 = t1;
     }
-    true
 }
 
 /// What one call of a kernel needs, sizes checked by [`dot_rows`].
@@ -270,9 +307,9 @@ impl Kernel<'_> {
         let row = Rows32::<1>::at(x, nb, t);
         match (self.isa, self.ty) {
             (Isa::Avx2, WeightType::Q5_0) => avx2::row32x1::<true>(w, nb, row),
-            (Isa::Vnni, WeightType::Q5_0) => vnni::row32x1::<true>(w, nb, row),
+            (Isa::Vnni | Isa::Amx, WeightType::Q5_0) => vnni::row32x1::<true>(w, nb, row),
             (Isa::Avx2, _) => avx2::row32x1::<false>(w, nb, row),
-            (Isa::Vnni, _) => vnni::row32x1::<false>(w, nb, row),
+            (Isa::Vnni | Isa::Amx, _) => vnni::row32x1::<false>(w, nb, row),
         }
     }
 
@@ -283,7 +320,7 @@ impl Kernel<'_> {
     #[inline]
     unsafe fn dot4(&self, j: usize, t: usize) -> [f32; 4] {
         let x = match self.x {
-            Input::Q8K(x) if self.isa == Isa::Vnni => return self.grouped::<1>(j, t, x)[0],
+            Input::Q8K(x) if self.isa >= Isa::Vnni => return self.grouped::<1>(j, t, x)[0],
             Input::Q8K(_) => return self.dot::<4>(j, t),
             Input::Q8_0(x) => x,
         };
@@ -294,9 +331,9 @@ impl Kernel<'_> {
         let (scales4, sums4) = (x.scales4.as_ptr().add(nb * t), x.sums4.as_ptr().add(nb * t));
         match (self.isa, self.ty) {
             (Isa::Avx2, WeightType::Q5_0) => avx2::row32x4::<true>(w, nb, rows, scales4, sums4),
-            (Isa::Vnni, WeightType::Q5_0) => vnni::row32x4::<true>(w, nb, rows, scales4, sums4),
+            (Isa::Vnni | Isa::Amx, WeightType::Q5_0) => vnni::row32x4::<true>(w, nb, rows, scales4, sums4),
             (Isa::Avx2, _) => avx2::row32x4::<false>(w, nb, rows, scales4, sums4),
-            (Isa::Vnni, _) => vnni::row32x4::<false>(w, nb, rows, scales4, sums4),
+            (Isa::Vnni | Isa::Amx, _) => vnni::row32x4::<false>(w, nb, rows, scales4, sums4),
         }
     }
 
@@ -361,18 +398,18 @@ impl Kernel<'_> {
                 let rows = Rows32::<N>::at(x, nb, t);
                 match (self.isa, self.ty) {
                     (Isa::Avx2, WeightType::Q5_0) => avx2::row32::<true, N>(w, nb, rows),
-                    (Isa::Vnni, WeightType::Q5_0) => vnni::row32::<true, N>(w, nb, rows),
+                    (Isa::Vnni | Isa::Amx, WeightType::Q5_0) => vnni::row32::<true, N>(w, nb, rows),
                     (Isa::Avx2, _) => avx2::row32::<false, N>(w, nb, rows),
-                    (Isa::Vnni, _) => vnni::row32::<false, N>(w, nb, rows),
+                    (Isa::Vnni | Isa::Amx, _) => vnni::row32::<false, N>(w, nb, rows),
                 }
             }
             Input::Q8K(x) => {
                 let xb: [*const u8; N] = std::array::from_fn(|i| x.blocks.as_ptr().add((t + i) * nb * Q8K_BYTES));
                 match (self.isa, self.ty) {
                     (Isa::Avx2, WeightType::Q6K) => avx2::q6k::<N>(w, nb, xb),
-                    (Isa::Vnni, WeightType::Q6K) => wide::q6k::<N>(w, nb, xb),
+                    (Isa::Vnni | Isa::Amx, WeightType::Q6K) => wide::q6k::<N>(w, nb, xb),
                     (Isa::Avx2, _) => avx2::q4k::<N>(w, nb, xb),
-                    (Isa::Vnni, _) => wide::q4k::<N>(w, nb, xb),
+                    (Isa::Vnni | Isa::Amx, _) => wide::q4k::<N>(w, nb, xb),
                 }
             }
         }
@@ -1268,9 +1305,8 @@ mod tests {
         }
     }
 
-    /// Eight Q8_0 input rows quantized by `QuantInput` from deterministic values.
-    fn q8_0_input(nb: usize, seed: u64) -> super::super::QuantInput {
-        let m = 8;
+    /// `m` Q8_0 input rows quantized by `QuantInput` from deterministic values.
+    fn q8_0_input(m: usize, nb: usize, seed: u64) -> super::super::QuantInput {
         let mut s = seed;
         let x: Vec<f32> = (0..m * nb * 32)
             .map(|_| {
@@ -1304,7 +1340,7 @@ mod tests {
             return;
         }
         for nb in [28, 7] {
-            let input = q8_0_input(nb, 91);
+            let input = q8_0_input(8, nb, 91);
             for (ty, size) in [(WeightType::Q5_0, Q5_0_BYTES), (WeightType::Q8_0, Q8_0_BYTES)] {
                 let mut w = blocks(3 * nb, size, 13);
                 finite_f16(&mut w, size, 0);
@@ -1318,6 +1354,82 @@ mod tests {
         }
     }
 
+    /// The AMX tiles give exactly the VNNI kernels' bits: one panel called directly (so the
+    /// tiles surely ran), and whole calls whose rows and inputs leave remainders past the
+    /// panels and tiles, with even, odd and single-block rows of random weight bits.
+    #[test]
+    fn amx_tiles_are_bit_identical_to_the_vnni_kernels() {
+        if !Isa::Amx.available() {
+            eprintln!("no AMX here (or B4_AMX=0): the tiles are not tested");
+            return;
+        }
+        for nb in [28, 7, 1] {
+            for m in [16, 21, 32, 45] {
+                let input = q8_0_input(m, nb, 17 + m as u64);
+                let x = Input::Q8_0(q8_0_rows(&input));
+                for (ty, size) in [(WeightType::Q5_0, Q5_0_BYTES), (WeightType::Q8_0, Q8_0_BYTES)] {
+                    let mut w = blocks(37 * nb, size, 29 + nb as u64);
+                    finite_f16(&mut w, size, 0);
+                    let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                    let Input::Q8_0(q8) = x else { unreachable!() };
+                    let tiles = m / amx::TILE;
+                    let mut panel = vec![f32::NAN; amx::TILE * m];
+                    // SAFETY: AMX is available; w holds 37 rows and the input m >= 16 * tiles rows.
+                    unsafe {
+                        if ty == WeightType::Q5_0 {
+                            amx::panel::<true>(w.as_ptr().add(3 * nb * size), nb * size, nb, q8, tiles, m, panel.as_mut_ptr());
+                        } else {
+                            amx::panel::<false>(w.as_ptr().add(3 * nb * size), nb * size, nb, q8, tiles, m, panel.as_mut_ptr());
+                        }
+                    }
+                    let mut want = vec![f32::NAN; amx::TILE * m];
+                    vnni_rows(&Kernel { isa: Isa::Vnni, ty, w: &w, nb, row_bytes: nb * size, x }, 3..3 + amx::TILE, 0, m, &mut want);
+                    for (n, (a, b)) in panel.chunks(m).zip(want.chunks(m)).enumerate() {
+                        assert_eq!(bits(&a[..tiles * amx::TILE]), bits(&b[..tiles * amx::TILE]), "{ty:?} nb {nb} m {m} panel row {n}");
+                    }
+                    for rows in [0..37, 5..21, 3..18, 0..16] {
+                        let mut amx_out = vec![f32::NAN; rows.len() * m];
+                        let mut vnni_out = vec![f32::NAN; rows.len() * m];
+                        assert!(dot_rows(Isa::Amx, ty, &w, nb * QK8_0, rows.clone(), x, m, &mut amx_out));
+                        assert!(dot_rows(Isa::Vnni, ty, &w, nb * QK8_0, rows.clone(), x, m, &mut vnni_out));
+                        assert_eq!(bits(&amx_out), bits(&vnni_out), "{ty:?} nb {nb} m {m} rows {rows:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The AMX tiles against the VNNI kernels on one panel of the 0.5B's gate/up shape
+    /// (896 columns), 256 input rows, best of many:
+    /// `cargo test --release --lib amx_speed -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn amx_speed() {
+        if !Isa::Amx.available() {
+            return;
+        }
+        let (nb, m, rows) = (28, 256, 512);
+        let input = q8_0_input(m, nb, 5);
+        let x = Input::Q8_0(q8_0_rows(&input));
+        for (ty, size) in [(WeightType::Q5_0, Q5_0_BYTES), (WeightType::Q8_0, Q8_0_BYTES)] {
+            let mut w = blocks(rows * nb, size, 3);
+            finite_f16(&mut w, size, 0);
+            let mut out = vec![0f32; amx::TILE * m];
+            let mut best = [f64::MAX; 2];
+            for _ in 0..10 {
+                for (i, isa) in [Isa::Vnni, Isa::Amx].into_iter().enumerate() {
+                    let start = std::time::Instant::now();
+                    for j in (0..rows).step_by(amx::TILE) {
+                        dot_rows(isa, ty, &w, nb * QK8_0, j..j + amx::TILE, x, m, &mut out);
+                    }
+                    best[i] = best[i].min(start.elapsed().as_secs_f64());
+                }
+            }
+            let per = |t: f64| t * 1e9 / (rows * nb * m) as f64;
+            println!("{ty:?} ns per (weight block, input row): VNNI {:.3}, AMX {:.3} ({:.2}x)", per(best[0]), per(best[1]), best[0] / best[1]);
+        }
+    }
+
     /// The eight-row Q5_0 kernel against two calls of the four-row one, alternating, best
     /// of many (robust to a busy machine):
     /// `cargo test --release --lib eight_row_speed -- --ignored --nocapture`.
@@ -1328,7 +1440,7 @@ mod tests {
             return;
         }
         let (nb, rows) = (28, 896);
-        let input = q8_0_input(nb, 5);
+        let input = q8_0_input(8, nb, 5);
         let w = blocks(rows * nb, Q5_0_BYTES, 3);
         let kernel = Kernel { isa: Isa::Vnni, ty: WeightType::Q5_0, w: &w, nb, row_bytes: nb * Q5_0_BYTES, x: Input::Q8_0(q8_0_rows(&input)) };
         let (mut four, mut eight, mut sink) = (f64::MAX, f64::MAX, 0f32);
