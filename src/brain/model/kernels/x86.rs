@@ -1416,7 +1416,7 @@ mod tests {
             finite_f16(&mut w, size, 0);
             let mut out = vec![0f32; amx::TILE * m];
             let mut best = [f64::MAX; 2];
-            for _ in 0..10 {
+            for _ in 0..50 {
                 for (i, isa) in [Isa::Vnni, Isa::Amx].into_iter().enumerate() {
                     let start = std::time::Instant::now();
                     for j in (0..rows).step_by(amx::TILE) {
