@@ -432,6 +432,25 @@ impl QuantInput {
     }
 }
 
+/// One row quantized: with AVX-512 where the CPU has it (the same bytes), else by candle.
+fn quantize_row<T: GgmlType>(src: &[f32], dst: &mut [T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let kind = match T::DTYPE {
+            GgmlDType::Q8_0 => Some(InputKind::Q8_0),
+            GgmlDType::Q8K => Some(InputKind::Q8K),
+            _ => None,
+        };
+        // SAFETY: the block types are plain old data (see `as_bytes`), so any bytes written
+        // leave valid blocks.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr() as *mut u8, std::mem::size_of_val(dst)) };
+        if kind.is_some_and(|kind| x86::quantize_row(kind, src, bytes)) {
+            return;
+        }
+    }
+    T::from_float(src, dst);
+}
+
 /// Runs `task(i)` for `i` in `0..n`, possibly in parallel; false when a task failed.
 pub type ParFor<'a> = &'a (dyn Fn(usize, &(dyn Fn(usize) + Sync)) -> bool + 'a);
 
@@ -471,7 +490,7 @@ fn quantize_into<T: GgmlType>(buf: &mut Vec<T>, x: &[f32], m: usize, cols: usize
         let dst = unsafe { std::slice::from_raw_parts_mut(base.at(rows.start * per_row), rows.len() * per_row) };
         let src = x.get(rows.start * cols..rows.end * cols).unwrap_or_default();
         for (src, dst) in src.chunks_exact(cols.max(1)).zip(dst.chunks_exact_mut(per_row.max(1))) {
-            T::from_float(src, dst);
+            quantize_row(src, dst);
         }
     })
 }
@@ -714,6 +733,81 @@ mod tests {
             }
         }
         println!("paths: {:?}", paths());
+    }
+
+    /// Input rows quantized by `QuantInput` give exactly candle's `from_float` bytes: random
+    /// rows at several magnitudes, values that land on halves after scaling (rounded away
+    /// from zero), all-zero blocks written over stale bytes, and blocks whose largest
+    /// magnitude occurs with both signs (Q8_K keeps the first one's sign).
+    #[test]
+    fn quantized_inputs_match_candles_from_float() {
+        fn check<T: GgmlType>(x: &[f32], what: &str) {
+            let mut want = vec![T::zeros(); x.len() / T::BLCK_SIZE];
+            T::from_float(x, &mut want);
+            // Stale bytes first, as a reused buffer has them.
+            let mut got = vec![T::zeros(); want.len()];
+            // SAFETY: plain old data blocks (see `as_bytes`).
+            unsafe { std::ptr::write_bytes(got.as_mut_ptr() as *mut u8, 0x5a, std::mem::size_of_val(got.as_slice())) };
+            quantize_row(x, &mut got);
+            assert_eq!(as_bytes(&got), as_bytes(&want), "{:?} {what}", T::DTYPE);
+        }
+        let n = 1024;
+        for (seed, magnitude) in [(1, 1.0), (2, 1e-3), (3, 40.0), (4, 3e4)] {
+            let x: Vec<f32> = values(n, seed).iter().map(|v| v * magnitude).collect();
+            check::<BlockQ8_0>(&x, &format!("random x {magnitude}"));
+            check::<BlockQ8K>(&x, &format!("random x {magnitude}"));
+        }
+        // Largest magnitude 127 (Q8_0 scale 1) or -127 first (Q8_K scale 1): halves stay halves.
+        let mut halves: Vec<f32> = (0..n).map(|i| (i % 64) as f32 - 31.5).collect();
+        for block in halves.chunks_mut(32) {
+            block[7] = 127.0;
+        }
+        for block in halves.chunks_mut(256) {
+            block[3] = -127.0;
+        }
+        check::<BlockQ8_0>(&halves, "halves");
+        check::<BlockQ8K>(&halves, "halves");
+        let mut zeros = values(n, 5);
+        zeros[..256].fill(0.0);
+        zeros[512..544].fill(-0.0);
+        check::<BlockQ8_0>(&zeros, "zero blocks");
+        check::<BlockQ8K>(&zeros, "zero blocks");
+        let mut both_signs = values(n, 6);
+        both_signs[10] = 2.0;
+        both_signs[200] = -2.0;
+        both_signs[300] = -2.0;
+        both_signs[400] = 2.0;
+        check::<BlockQ8_0>(&both_signs, "both signs");
+        check::<BlockQ8K>(&both_signs, "both signs");
+    }
+
+    /// Quantizing a 256-row prefill chunk's inputs, ours against candle's `from_float`, one
+    /// thread, best of many:
+    /// `cargo test --release --lib kernels::tests::quantize_speed -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn quantize_speed() {
+        fn time(f: &mut dyn FnMut()) -> f64 {
+            (0..30)
+                .map(|_| {
+                    let start = std::time::Instant::now();
+                    f();
+                    start.elapsed().as_secs_f64()
+                })
+                .fold(f64::MAX, f64::min)
+        }
+        fn compare<T: GgmlType>(x: &[f32], cols: usize) {
+            let mut out = vec![T::zeros(); x.len() / T::BLCK_SIZE];
+            let per_row = cols / T::BLCK_SIZE;
+            let ours = time(&mut || x.chunks(cols).zip(out.chunks_mut(per_row)).for_each(|(x, o)| quantize_row(x, o)));
+            let candle = time(&mut || x.chunks(cols).zip(out.chunks_mut(per_row)).for_each(|(x, o)| T::from_float(x, o)));
+            println!("{:?} {} x {cols}: candle {:.0} us, ours {:.0} us ({:.1}x)", T::DTYPE, x.len() / cols, candle * 1e6, ours * 1e6, candle / ours);
+        }
+        for cols in [896, 4864] {
+            let x = values(256 * cols, 9);
+            compare::<BlockQ8_0>(&x, cols);
+            compare::<BlockQ8K>(&x, cols);
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@ use std::ops::Range;
 use std::sync::OnceLock;
 
 mod amx;
+mod quantize;
 
 /// Bytes of one block of each type (ggml's layouts).
 pub(super) const Q8_0_BYTES: usize = 34;
@@ -282,6 +283,28 @@ fn vnni_rows(kernel: &Kernel, rows: Range<usize>, t_start: usize, m: usize, out:
         }
         t0 = t1;
     }
+}
+
+/// One input row quantized into `dst` (the bytes of its blocks) with AVX-512, bit for bit
+/// candle's `from_float`; false, writing nothing, where the CPU lacks AVX-512 or the sizes
+/// do not fit (the caller then runs candle's).
+pub(super) fn quantize_row(kind: super::InputKind, src: &[f32], dst: &mut [u8]) -> bool {
+    let (block, bytes) = match kind {
+        super::InputKind::Q8_0 => (QK8_0, Q8_0_BYTES),
+        super::InputKind::Q8K => (256, Q8K_BYTES),
+    };
+    if !Isa::Vnni.available() || !src.len().is_multiple_of(block) || dst.len() != src.len() / block * bytes {
+        return false;
+    }
+    // SAFETY: AVX-512 F, BW and VL are available (`Isa::Vnni`), and `dst` holds one block per
+    // block of `src`.
+    unsafe {
+        match kind {
+            super::InputKind::Q8_0 => quantize::q8_0_row(src, dst.as_mut_ptr()),
+            super::InputKind::Q8K => quantize::q8k_row(src, dst.as_mut_ptr()),
+        }
+    }
+    true
 }
 
 /// What one call of a kernel needs, sizes checked by [`dot_rows`].
