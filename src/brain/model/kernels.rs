@@ -90,6 +90,10 @@ pub struct QuantInput {
     /// 4-byte piece i of sub-block 2r, then piece i of sub-block 2r + 1 (the order of the
     /// VNNI Q4_K / Q6_K kernels' weights, whose sums then pack straight into i16 pairs).
     q8k_pairs: Vec<u8>,
+    /// Where the AMX tiles run: the Q8_K values of the rows in whole tiles of 16 with each
+    /// block reordered by lane (`[(t * nb + b) * 256 + 32 * lane + 4 * k + i]` = value
+    /// `32 k + 4 lane + i`), so one strided tile load takes one lane of 16 rows.
+    q8k_lanes: Vec<u8>,
 }
 
 /// The bytes of a slice of blocks.
@@ -246,7 +250,7 @@ mod simd {
 
     pub(super) fn name(isa: Option<Isa>) -> &'static str {
         match isa {
-            Some(Isa::Amx) => "x86-64 AVX-512 VNNI, AMX int8 tiles (Q8_0 / Q5_0 prefill)",
+            Some(Isa::Amx) => "x86-64 AVX-512 VNNI, AMX int8 tiles (prefill: Q8_0 / Q5_0, Q4_K / Q6_K from 64 rows)",
             Some(Isa::Vnni) => "x86-64 AVX-512 VNNI",
             Some(Isa::Avx2) => "x86-64 AVX2",
             None => "portable (no AVX2)",
@@ -266,7 +270,7 @@ mod simd {
             scales8: &x.q8_0_scales8,
             sums8: &x.q8_0_sums8,
         });
-        let q8k = x86::Input::Q8K(x86::Q8KRows { blocks: as_bytes(&x.q8k), d4: &x.q8k_d4, sums4: &x.q8k_sums4, bsums4: &x.q8k_bsums4, pairs: &x.q8k_pairs });
+        let q8k = x86::Input::Q8K(x86::Q8KRows { blocks: as_bytes(&x.q8k), d4: &x.q8k_d4, sums4: &x.q8k_sums4, bsums4: &x.q8k_bsums4, pairs: &x.q8k_pairs, lanes: &x.q8k_lanes });
         let (ty, bytes, input) = match &w.blocks {
             Blocks::Q8_0(b) => (x86::WeightType::Q8_0, as_bytes(b), q8_0),
             Blocks::Q5_0(b) => (x86::WeightType::Q5_0, as_bytes(b), q8_0),
@@ -400,6 +404,7 @@ impl QuantInput {
         self.q8k_sums4.clear();
         self.q8k_bsums4.clear();
         self.q8k_pairs.clear();
+        self.q8k_lanes.clear();
         let grouped = m / 4 * 4;
         let Some(rows) = self.q8k.get(..grouped * nb) else { return };
         let block = |t: usize, b: usize| rows.get(t * nb + b);
@@ -425,6 +430,17 @@ impl QuantInput {
                 for i in 0..8 {
                     for k in [2 * r, 2 * r + 1] {
                         self.q8k_pairs.extend_from_slice(qs.get(32 * k + 4 * i..32 * k + 4 * i + 4).unwrap_or_default());
+                    }
+                }
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        if simd::best() == Some(simd::Isa::Amx) {
+            for blk in rows.get(..m / x86::AMX_TILE * x86::AMX_TILE * nb).unwrap_or_default() {
+                let qs = as_bytes(std::slice::from_ref(blk)).get(4..260).unwrap_or_default();
+                for lane in 0..8 {
+                    for k in 0..8 {
+                        self.q8k_lanes.extend_from_slice(qs.get(32 * k + 4 * lane..32 * k + 4 * lane + 4).unwrap_or_default());
                     }
                 }
             }

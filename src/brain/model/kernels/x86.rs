@@ -27,13 +27,15 @@ pub(super) const Q4K_BYTES: usize = 144;
 pub(super) const Q6K_BYTES: usize = 210;
 pub(super) const Q8K_BYTES: usize = 292;
 const QK8_0: usize = 32;
+/// Input rows in one AMX tile: `QuantInput` lays out that many rows at a time for them.
+pub(super) const AMX_TILE: usize = amx::TILE;
 
 /// Instruction sets the kernels are built for, best last.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Isa {
     Avx2,
     Vnni,
-    /// VNNI, with Intel AMX int8 tiles for the Q8_0 / Q5_0 prefill products ([`amx`]).
+    /// VNNI, with Intel AMX int8 tiles for the prefill products ([`amx`]).
     Amx,
 }
 
@@ -175,6 +177,9 @@ pub(super) struct Q8KRows<'a> {
     pub bsums4: &'a [i16],
     /// The grouped rows' values reordered for the Q4_K kernel (see `QuantInput`).
     pub pairs: &'a [u8],
+    /// The rows of whole tiles reordered by lane for the AMX tiles (see `QuantInput`; empty
+    /// where the tiles do not run).
+    pub lanes: &'a [u8],
 }
 
 /// `out[(j - rows.start) * m + t] = dot(weight row j, input row t)` for weights `w` (the
@@ -212,26 +217,35 @@ pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Ra
         return false;
     }
     let kernel = |isa| Kernel { isa, ty, w, nb, row_bytes, x };
-    let (Isa::Amx, Input::Q8_0(q8), WeightType::Q8_0 | WeightType::Q5_0) = (isa, x, ty) else {
+    let (tiles, panels) = (m / amx::TILE, rows.len() / amx::TILE);
+    let laid_out = match x {
+        Input::Q8_0(_) => true,
+        // The K-quant tiles take their inputs in lanes, laid out only where they run; their
+        // panels cost more to unpack, which fewer than four tiles do not earn back
+        // (`amx_k_speed`: 0.8x the VNNI kernels' pace at 32 input rows, 1.1x at 64).
+        Input::Q8K(q8k) => tiles >= amx::K_MIN_TILES && q8k.lanes.len() >= tiles * amx::TILE * nb * 256,
+    };
+    if isa != Isa::Amx || tiles == 0 || panels == 0 || !laid_out {
         vnni_rows(&kernel(isa.min(Isa::Vnni)), rows, 0, m, out);
         return true;
-    };
+    }
     // The tiles take whole panels of 16 weight rows by 16 input rows; what is left over
     // (rows past the last panel, inputs past the last tile) goes through the VNNI kernels,
     // whose outputs the tiles' equal bit for bit.
-    let (tiles, panels) = (m / amx::TILE, rows.len() / amx::TILE);
-    let done = if tiles > 0 { panels * amx::TILE } else { 0 };
-    for p in 0..done / amx::TILE {
+    let done = panels * amx::TILE;
+    for p in 0..panels {
         let wj = w.as_ptr().wrapping_add((rows.start + p * amx::TILE) * row_bytes);
         let out_p = out.as_mut_ptr().wrapping_add(p * amx::TILE * m);
         // SAFETY: AMX and VNNI are available (`isa.available()` above); the panel's 16 rows
-        // lie in `w`, input rows 0..16 * tiles in `x` and its outputs in `out` (sizes
-        // checked above).
+        // lie in `w`, input rows 0..16 * tiles in `x` (and, for the K-quants, in its lanes)
+        // and its outputs in `out` (sizes checked above).
         unsafe {
-            if ty == WeightType::Q5_0 {
-                amx::panel::<true>(wj, row_bytes, nb, q8, tiles, m, out_p);
-            } else {
-                amx::panel::<false>(wj, row_bytes, nb, q8, tiles, m, out_p);
+            match (ty, x) {
+                (WeightType::Q5_0, Input::Q8_0(q8)) => amx::panel::<true>(wj, row_bytes, nb, q8, tiles, m, out_p),
+                // Q8_0 (`inputs_fit` paired each input kind with its weight types).
+                (_, Input::Q8_0(q8)) => amx::panel::<false>(wj, row_bytes, nb, q8, tiles, m, out_p),
+                (WeightType::Q6K, Input::Q8K(q8k)) => amx::k_panel::<true>(wj, row_bytes, nb, q8k, tiles, m, out_p),
+                (_, Input::Q8K(q8k)) => amx::k_panel::<false>(wj, row_bytes, nb, q8k, tiles, m, out_p),
             }
         }
     }
@@ -1200,7 +1214,7 @@ mod wide {
     /// sixteen scales (i8).
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
-    unsafe fn q6k_unpack(blk: *const u8) -> ([__m512i; 4], __m128i) {
+    pub(super) unsafe fn q6k_unpack(blk: *const u8) -> ([__m512i; 4], __m128i) {
         let m4 = _mm256_set1_epi8(0x0F);
         let m2 = _mm256_set1_epi8(3);
         let high = |hb: __m256i, shift: i32| -> __m256i {
@@ -1422,6 +1436,84 @@ mod tests {
         }
     }
 
+    /// `m` Q8_K input rows quantized by `QuantInput` from deterministic values (laid out in
+    /// lanes too where AMX runs).
+    fn q8k_input(m: usize, nb: usize, seed: u64) -> super::super::QuantInput {
+        let mut s = seed;
+        let x: Vec<f32> = (0..m * nb * 256)
+            .map(|_| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((s >> 33) as f32 / (1u64 << 31) as f32) * 2.0 - 1.0
+            })
+            .collect();
+        let mut input = super::super::QuantInput::new();
+        input.quantize(super::super::InputKind::Q8K, &x, m, nb * 256);
+        input
+    }
+
+    fn q8k_rows(input: &super::super::QuantInput) -> Q8KRows<'_> {
+        Q8KRows {
+            blocks: super::super::as_bytes(&input.q8k),
+            d4: &input.q8k_d4,
+            sums4: &input.q8k_sums4,
+            bsums4: &input.q8k_bsums4,
+            pairs: &input.q8k_pairs,
+            lanes: &input.q8k_lanes,
+        }
+    }
+
+    /// The K-quant tiles give exactly the VNNI kernels' bits, as the Q8_0 / Q5_0 ones do:
+    /// one panel called directly, and whole calls with remainders past the panels and tiles,
+    /// random weight bits (every scale, min and value pattern; Q6_K's negative scales).
+    #[test]
+    fn amx_k_quant_tiles_are_bit_identical_to_the_vnni_kernels() {
+        if !Isa::Amx.available() {
+            eprintln!("no AMX here (or B4_AMX=0): the K-quant tiles are not tested");
+            return;
+        }
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        for nb in [6, 1, 3] {
+            for m in [16, 21, 45, 64, 70] {
+                let input = q8k_input(m, nb, 41 + m as u64);
+                let q8k = q8k_rows(&input);
+                let x = Input::Q8K(q8k);
+                assert!(q8k.lanes.len() >= m / amx::TILE * amx::TILE * nb * 256, "the input was laid out for the tiles");
+                for (ty, size) in [(WeightType::Q4K, Q4K_BYTES), (WeightType::Q6K, Q6K_BYTES)] {
+                    let mut w = blocks(37 * nb, size, 53 + nb as u64);
+                    if ty == WeightType::Q4K {
+                        finite_f16(&mut w, size, 0);
+                        finite_f16(&mut w, size, 2);
+                    } else {
+                        finite_f16(&mut w, size, 208);
+                    }
+                    let tiles = m / amx::TILE;
+                    let mut panel = vec![f32::NAN; amx::TILE * m];
+                    // SAFETY: AMX is available; w holds 37 rows and the input (blocks and
+                    // lanes) m >= 16 * tiles rows.
+                    unsafe {
+                        if ty == WeightType::Q6K {
+                            amx::k_panel::<true>(w.as_ptr().add(3 * nb * size), nb * size, nb, q8k, tiles, m, panel.as_mut_ptr());
+                        } else {
+                            amx::k_panel::<false>(w.as_ptr().add(3 * nb * size), nb * size, nb, q8k, tiles, m, panel.as_mut_ptr());
+                        }
+                    }
+                    let mut want = vec![f32::NAN; amx::TILE * m];
+                    vnni_rows(&Kernel { isa: Isa::Vnni, ty, w: &w, nb, row_bytes: nb * size, x }, 3..3 + amx::TILE, 0, m, &mut want);
+                    for (n, (a, b)) in panel.chunks(m).zip(want.chunks(m)).enumerate() {
+                        assert_eq!(bits(&a[..tiles * amx::TILE]), bits(&b[..tiles * amx::TILE]), "{ty:?} nb {nb} m {m} panel row {n}");
+                    }
+                    for rows in [0..37, 5..21, 3..18, 0..16] {
+                        let mut amx_out = vec![f32::NAN; rows.len() * m];
+                        let mut vnni_out = vec![f32::NAN; rows.len() * m];
+                        assert!(dot_rows(Isa::Amx, ty, &w, nb * 256, rows.clone(), x, m, &mut amx_out));
+                        assert!(dot_rows(Isa::Vnni, ty, &w, nb * 256, rows.clone(), x, m, &mut vnni_out));
+                        assert_eq!(bits(&amx_out), bits(&vnni_out), "{ty:?} nb {nb} m {m} rows {rows:?}");
+                    }
+                }
+            }
+        }
+    }
+
     /// The AMX tiles against the VNNI kernels on one panel of the 0.5B's gate/up shape
     /// (896 columns), 256 input rows, best of many:
     /// `cargo test --release --lib amx_speed -- --ignored --nocapture`.
@@ -1450,6 +1542,41 @@ mod tests {
             }
             let per = |t: f64| t * 1e9 / (rows * nb * m) as f64;
             println!("{ty:?} ns per (weight block, input row): VNNI {:.3}, AMX {:.3} ({:.2}x)", per(best[0]), per(best[1]), best[0] / best[1]);
+        }
+    }
+
+    /// The K-quant tiles against the VNNI kernels on the 1.5B's shapes (1536 columns with 32,
+    /// 64 and 256 input rows, and 8960 for its down projection), best of many:
+    /// `cargo test --release --lib amx_k_speed -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn amx_k_speed() {
+        if !Isa::Amx.available() {
+            return;
+        }
+        for (nb, rows, m) in [(6, 512, 32), (6, 512, 64), (6, 512, 256), (35, 128, 256)] {
+            let input = q8k_input(m, nb, 5);
+            let x = Input::Q8K(q8k_rows(&input));
+            for (ty, size) in [(WeightType::Q4K, Q4K_BYTES), (WeightType::Q6K, Q6K_BYTES)] {
+                let mut w = blocks(rows * nb, size, 3);
+                finite_f16(&mut w, size, if ty == WeightType::Q4K { 0 } else { 208 });
+                if ty == WeightType::Q4K {
+                    finite_f16(&mut w, size, 2);
+                }
+                let mut out = vec![0f32; amx::TILE * m];
+                let mut best = [f64::MAX; 2];
+                for _ in 0..20 {
+                    for (i, isa) in [Isa::Vnni, Isa::Amx].into_iter().enumerate() {
+                        let start = std::time::Instant::now();
+                        for j in (0..rows).step_by(amx::TILE) {
+                            dot_rows(isa, ty, &w, nb * 256, j..j + amx::TILE, x, m, &mut out);
+                        }
+                        best[i] = best[i].min(start.elapsed().as_secs_f64());
+                    }
+                }
+                let per = |t: f64| t * 1e9 / (rows * nb * m) as f64;
+                println!("{ty:?} nb {nb} m {m} ns per (weight super-block, input row): VNNI {:.3}, AMX {:.3} ({:.2}x)", per(best[0]), per(best[1]), best[0] / best[1]);
+            }
         }
     }
 
@@ -1502,7 +1629,7 @@ mod tests {
             .collect();
         let mut input = super::super::QuantInput::new();
         input.quantize(super::super::InputKind::Q8K, &x, m, nb * 256);
-        let rows = Q8KRows { blocks: super::super::as_bytes(&input.q8k), d4: &input.q8k_d4, sums4: &input.q8k_sums4, bsums4: &input.q8k_bsums4, pairs: &input.q8k_pairs };
+        let rows = Q8KRows { blocks: super::super::as_bytes(&input.q8k), d4: &input.q8k_d4, sums4: &input.q8k_sums4, bsums4: &input.q8k_bsums4, pairs: &input.q8k_pairs, lanes: &input.q8k_lanes };
         let mut w4 = blocks(3 * nb, Q4K_BYTES, 5);
         finite_f16(&mut w4, Q4K_BYTES, 0);
         finite_f16(&mut w4, Q4K_BYTES, 2);

@@ -1,4 +1,5 @@
-//! Intel AMX int8 tiles for the prefill products of Q8_0 / Q5_0 weights.
+//! Intel AMX int8 tiles for the prefill products of Q8_0 / Q5_0 weights, and of Q4_K / Q6_K
+//! weights (see [`KPanel`] for how those keep the VNNI kernels' float order).
 //!
 //! One `tdpbssd` multiplies a tile of 16 input rows by 32 values (one Q8_0 block) with a
 //! tile of the same block of 16 weight rows: 16 × 16 exact integer block sums at once,
@@ -22,7 +23,7 @@ use std::arch::x86_64::*;
 use std::cell::RefCell;
 use std::sync::OnceLock;
 
-use super::{vnni, Q8_0Rows, Rows32, QK8_0};
+use super::{vnni, wide, Q8KRows, Q8_0Rows, Rows32, Q4K_BYTES, Q6K_BYTES, Q8K_BYTES, QK8_0};
 
 /// Input rows in one tile, and weight rows in one panel.
 pub(super) const TILE: usize = 16;
@@ -58,8 +59,8 @@ fn request_tile_data() -> bool {
     false
 }
 
-/// The `ldtilecfg` operand (palette 1): tiles 0-1 hold block sums (16 rows of 16 i32),
-/// 2-3 input rows (16 rows of 32 bytes), 4-5 weights (8 rows of 16 × 4 bytes).
+/// The `ldtilecfg` operand (palette 1): tiles 0-1 and 6-7 hold block sums (16 rows of 16
+/// i32), 2-3 input rows (16 rows of 32 bytes), 4-5 weights (8 rows of 16 × 4 bytes).
 #[repr(C, align(64))]
 struct TileConfig {
     palette: u8,
@@ -74,9 +75,9 @@ const CONFIG: TileConfig = {
     let mut colsb = [0u16; 16];
     let mut rows = [0u8; 16];
     let mut i = 0;
-    while i < 6 {
+    while i < 8 {
         (colsb[i], rows[i]) = match i {
-            0 | 1 => (64, 16),
+            0 | 1 | 6 | 7 => (64, 16),
             2 | 3 => (32, 16),
             _ => (64, 8),
         };
@@ -198,6 +199,244 @@ unsafe fn tile16<const Q5: bool>(w: *const u8, row_bytes: usize, nb: usize, x: Q
         }
         for r in 0..TILE {
             *out.add(n * m + t0 + r) = total[r][n] + tail[r];
+        }
+    }
+}
+
+/// Input tiles a K-quant call needs before its panels go through the tiles.
+pub(super) const K_MIN_TILES: usize = 4;
+
+/// Bytes of one super-block of a K-quant panel: per lane, a tile of the scaled values' low
+/// bytes and one of their high bytes (8 rows of 16 weight rows × 4 values each).
+const K_PANEL_BLOCK: usize = 8 * 2 * PANEL_BLOCK;
+
+/// A panel of 16 Q4_K or Q6_K weight rows unpacked for the tiles, per thread.
+///
+/// The VNNI kernels' float order has eight lanes per weight row and input row: lane `L`
+/// holds, per super-block, `Σ_k scale_k · Σ_i q[32 k + 4 L + i] · x[32 k + 4 L + i]` (the
+/// four values at `4 L` of each sub-block `k`; Q6_K's scale of the first or second 16 of
+/// the sub-block), and each lane is scaled and added in float on its own. So the tiles
+/// work lane by lane: one tile product of 32 values (the lane's four of each of the eight
+/// sub-blocks) gives that integer for 16 × 16 rows, with the sub-block scale already in
+/// the weights. Scaled values need more than a byte (Q4_K up to 945, Q6_K ±8064), so each
+/// is split into its low byte (unsigned) and the rest (signed), two products a lane.
+#[derive(Default)]
+struct KPanel {
+    /// Per super-block and lane: the low bytes' tile, then the high bytes' (`K_PANEL_BLOCK`).
+    values: Vec<u8>,
+    /// Per super-block, the 16 weight rows' scales and (Q4_K) min scales.
+    d: Vec<f32>,
+    dmin: Vec<f32>,
+    /// Per super-block, 8 × 16 pairs of i16: Q4_K's mins `(m[2 l], m[2 l + 1])` for `l` in
+    /// `0..4`; Q6_K's scales `(s[2 L], s[2 L + 1])` for `L` in `0..8` (the `-32` offset of
+    /// lane `L`).
+    pairs: Vec<u32>,
+}
+
+thread_local! {
+    static K_PANEL: RefCell<KPanel> = RefCell::default();
+}
+
+/// As [`panel`] for Q4_K (`Q6 = false`) or Q6_K weights and Q8_K inputs, whose rows
+/// `0..16 * tiles` are laid out in `x.lanes`: outputs bit for bit those of the VNNI K-quant
+/// kernels (`vnni::q4k` / `vnni::q6k`).
+///
+/// # Safety
+/// AVX-512 VNNI and [`available`] hold; `w` has 16 rows of `nb` super-blocks, `x` (blocks
+/// and lanes) at least `16 * tiles` rows, and `out` `15 * m + 16 * tiles` values.
+pub(super) unsafe fn k_panel<const Q6: bool>(w: *const u8, row_bytes: usize, nb: usize, x: Q8KRows, tiles: usize, m: usize, out: *mut f32) {
+    K_PANEL.with_borrow_mut(|panel| {
+        unpack_k::<Q6>(w, row_bytes, nb, panel);
+        asm!("ldtilecfg [{}]", in(reg) &CONFIG, options(nostack, readonly));
+        for tile in 0..tiles {
+            k_tile16::<Q6>(nb, x, panel, TILE * tile, m, out);
+        }
+        asm!("tilerelease", options(nostack, nomem));
+    })
+}
+
+/// Weight rows `w` into `panel`: each value times its sub-block's scale, split into bytes
+/// in the tiles' layout per lane; the scales as f32; the pairs.
+#[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+unsafe fn unpack_k<const Q6: bool>(w: *const u8, row_bytes: usize, nb: usize, panel: &mut KPanel) {
+    panel.values.resize(nb * K_PANEL_BLOCK, 0);
+    panel.d.resize(nb * TILE, 0.0);
+    panel.dmin.resize(nb * TILE, 0.0);
+    panel.pairs.resize(nb * 8 * TILE, 0);
+    let values = panel.values.as_mut_ptr();
+    let m4 = _mm256_set1_epi8(0x0F);
+    let tile = PANEL_BLOCK as i32;
+    let places = _mm512_setr_epi32(0, 2 * tile, 4 * tile, 6 * tile, 8 * tile, 10 * tile, 12 * tile, 14 * tile, tile, 3 * tile, 5 * tile, 7 * tile, 9 * tile, 11 * tile, 13 * tile, 15 * tile);
+    // Super-block by super-block, so each one's 16 KiB of tiles is written while in L1.
+    for b in 0..nb {
+        for n in 0..TILE {
+            let row = w.add(n * row_bytes);
+            // The 32 values of each sub-block, and the scales of its two halves.
+            let mut q = [_mm256_setzero_si256(); 8];
+            let mut scales = [(0i16, 0i16); 8];
+            if Q6 {
+                let blk = row.add(b * Q6K_BYTES);
+                *panel.d.get_unchecked_mut(b * TILE + n) = vnni::f16_at(blk.add(208));
+                let (joined, _) = wide::q6k_unpack(blk);
+                for (j, v) in joined.into_iter().enumerate() {
+                    q[2 * j] = _mm512_castsi512_si256(v);
+                    q[2 * j + 1] = _mm512_extracti64x4_epi64::<1>(v);
+                }
+                let s: [i8; 16] = std::ptr::read_unaligned(blk.add(192) as *const [i8; 16]);
+                for k in 0..8 {
+                    scales[k] = (s[2 * k] as i16, s[2 * k + 1] as i16);
+                    *panel.pairs.get_unchecked_mut((b * 8 + k) * TILE + n) = pair(s[2 * k] as i16, s[2 * k + 1] as i16);
+                }
+            } else {
+                let blk = row.add(b * Q4K_BYTES);
+                *panel.d.get_unchecked_mut(b * TILE + n) = vnni::f16_at(blk);
+                *panel.dmin.get_unchecked_mut(b * TILE + n) = vnni::f16_at(blk.add(2));
+                // Bytes 0..8: the scales; 8..16: the mins.
+                let sm: [u8; 16] = std::mem::transmute(vnni::q4k_scales_mins(blk.add(4)));
+                for k in 0..8 {
+                    scales[k] = (sm[k] as i16, sm[k] as i16);
+                }
+                for l in 0..4 {
+                    *panel.pairs.get_unchecked_mut((b * 8 + l) * TILE + n) = pair(sm[8 + 2 * l] as i16, sm[8 + 2 * l + 1] as i16);
+                }
+                for j in 0..4 {
+                    let bits = vnni::load(blk.add(16 + 32 * j));
+                    q[2 * j] = _mm256_and_si256(bits, m4);
+                    q[2 * j + 1] = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
+                }
+            }
+            for k in 0..8 {
+                let (first, second) = scales[k];
+                let s = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16(first)), _mm256_set1_epi16(second), 1);
+                let scaled = _mm512_mullo_epi16(_mm512_cvtepu8_epi16(q[k]), s);
+                // Piece L of the low bytes to lane L's low tile, of the high bytes to its high
+                // tile: row k, column n of each.
+                let bytes = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(scaled)), _mm512_cvtepi16_epi8(_mm512_srai_epi16::<8>(scaled)), 1);
+                _mm512_i32scatter_epi32::<1>(values.add(b * K_PANEL_BLOCK + k * 64 + n * 4) as *mut _, places, bytes);
+            }
+        }
+    }
+}
+
+/// Two i16 side by side, as `vpmaddwd` takes them.
+fn pair(a: i16, b: i16) -> u32 {
+    a as u16 as u32 | (b as u16 as u32) << 16
+}
+
+/// Input rows `t0..t0 + 16` with the K-quant panel, written to `out[n * m + t0 + r]`.
+#[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+unsafe fn k_tile16<const Q6: bool>(nb: usize, x: Q8KRows, panel: &KPanel, t0: usize, m: usize, out: *mut f32) {
+    let stride = nb * 256;
+    let lanes = x.lanes.as_ptr().add(t0 * stride);
+    let mut acc = [[_mm512_setzero_ps(); TILE]; 8];
+    let mut acc_m = [[_mm512_setzero_ps(); TILE]; 4];
+    let mut sums_lo = [[[0i32; TILE]; TILE]; 2];
+    let mut sums_hi = [[[0i32; TILE]; TILE]; 2];
+    let mut dd = [_mm512_setzero_ps(); TILE];
+    let mut dm = [_mm512_setzero_ps(); TILE];
+    // Per input row, the pairs its lanes take: Q4_K's 32-value sums (for the mins), Q6_K's
+    // 16-value sums (for the offset).
+    let mut sums = [[0u32; 8]; TILE];
+    for b in 0..nb {
+        let dw = _mm512_loadu_ps(panel.d.as_ptr().add(b * TILE));
+        let dmin = _mm512_loadu_ps(panel.dmin.as_ptr().add(b * TILE));
+        for r in 0..TILE {
+            let blk = x.blocks.as_ptr().add(((t0 + r) * nb + b) * Q8K_BYTES);
+            let dx = std::ptr::read_unaligned(blk as *const f32);
+            // The VNNI kernels' `dx * d` and `-dx * dmin`, per weight row.
+            dd[r] = _mm512_mul_ps(dw, _mm512_set1_ps(dx));
+            let bsums = vnni::load(blk.add(260));
+            if Q6 {
+                _mm256_storeu_si256(sums[r].as_mut_ptr() as *mut __m256i, bsums);
+            } else {
+                dm[r] = _mm512_mul_ps(dmin, _mm512_set1_ps(-dx));
+                let q8s = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
+                _mm_storeu_si128(sums[r].as_mut_ptr() as *mut __m128i, q8s);
+            }
+        }
+        // Lane by lane, the tiles of one lane run while the vector units scale and add the
+        // previous lane's sums (alternate tile registers and buffers).
+        for lane in 0..=8 {
+            if lane < 8 {
+                let tiles = panel.values.as_ptr().add(b * K_PANEL_BLOCK + lane * 2 * PANEL_BLOCK);
+                let x = lanes.add(b * 256 + lane * 32);
+                let (s0, s1) = (sums_lo[lane & 1].as_mut_ptr(), sums_hi[lane & 1].as_mut_ptr());
+                if lane & 1 == 0 {
+                    asm!(
+                        "tilezero tmm0",
+                        "tilezero tmm1",
+                        "tileloadd tmm2, [{x} + {stride}*1]",
+                        "tileloadd tmm4, [{lo} + {wide}*1]",
+                        "tileloadd tmm5, [{hi} + {wide}*1]",
+                        "tdpbsud tmm0, tmm2, tmm4",
+                        "tdpbssd tmm1, tmm2, tmm5",
+                        "tilestored [{s0} + {wide}*1], tmm0",
+                        "tilestored [{s1} + {wide}*1], tmm1",
+                        x = in(reg) x, stride = in(reg) stride, lo = in(reg) tiles, hi = in(reg) tiles.add(PANEL_BLOCK),
+                        wide = in(reg) 64usize, s0 = in(reg) s0, s1 = in(reg) s1,
+                        options(nostack),
+                    );
+                } else {
+                    asm!(
+                        "tilezero tmm6",
+                        "tilezero tmm7",
+                        "tileloadd tmm3, [{x} + {stride}*1]",
+                        "tileloadd tmm4, [{lo} + {wide}*1]",
+                        "tileloadd tmm5, [{hi} + {wide}*1]",
+                        "tdpbsud tmm6, tmm3, tmm4",
+                        "tdpbssd tmm7, tmm3, tmm5",
+                        "tilestored [{s0} + {wide}*1], tmm6",
+                        "tilestored [{s1} + {wide}*1], tmm7",
+                        x = in(reg) x, stride = in(reg) stride, lo = in(reg) tiles, hi = in(reg) tiles.add(PANEL_BLOCK),
+                        wide = in(reg) 64usize, s0 = in(reg) s0, s1 = in(reg) s1,
+                        options(nostack),
+                    );
+                }
+            }
+            if lane == 0 {
+                continue;
+            }
+            let lane = lane - 1;
+            let (low, high) = (&sums_lo[lane & 1], &sums_hi[lane & 1]);
+            let offsets = _mm512_loadu_si512(panel.pairs.as_ptr().add((b * 8 + lane) * TILE) as *const _);
+            for r in 0..TILE {
+                let lo = _mm512_loadu_si512(low[r].as_ptr() as *const _);
+                let hi = _mm512_loadu_si512(high[r].as_ptr() as *const _);
+                let mut sumi = _mm512_add_epi32(lo, _mm512_slli_epi32::<8>(hi));
+                if Q6 {
+                    let offset = _mm512_madd_epi16(offsets, _mm512_set1_epi32(sums[r][lane] as i32));
+                    sumi = _mm512_sub_epi32(sumi, _mm512_slli_epi32::<5>(offset));
+                }
+                acc[lane][r] = _mm512_fmadd_ps(dd[r], _mm512_cvtepi32_ps(sumi), acc[lane][r]);
+            }
+        }
+        if !Q6 {
+            for l in 0..4 {
+                let mins = _mm512_loadu_si512(panel.pairs.as_ptr().add((b * 8 + l) * TILE) as *const _);
+                for r in 0..TILE {
+                    let prod = _mm512_madd_epi16(mins, _mm512_set1_epi32(sums[r][l] as i32));
+                    acc_m[l][r] = _mm512_fmadd_ps(dm[r], _mm512_cvtepi32_ps(prod), acc_m[l][r]);
+                }
+            }
+        }
+    }
+    let mut total = [[0f32; TILE]; TILE];
+    for r in 0..TILE {
+        // The VNNI kernels' horizontal sums, lane for lane: ((0 + 4) + (2 + 6)) + ((1 + 5) +
+        // (3 + 7)), plus the mins' ((0 + 2) + (1 + 3)).
+        let a = |l: usize| acc[l][r];
+        let sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a(0), a(4)), _mm512_add_ps(a(2), a(6))), _mm512_add_ps(_mm512_add_ps(a(1), a(5)), _mm512_add_ps(a(3), a(7))));
+        let sum = if Q6 {
+            sum
+        } else {
+            let m = |l: usize| acc_m[l][r];
+            _mm512_add_ps(sum, _mm512_add_ps(_mm512_add_ps(m(0), m(2)), _mm512_add_ps(m(1), m(3))))
+        };
+        _mm512_storeu_ps(total[r].as_mut_ptr(), sum);
+    }
+    for n in 0..TILE {
+        for r in 0..TILE {
+            *out.add(n * m + t0 + r) = total[r][n];
         }
     }
 }
