@@ -222,7 +222,8 @@ pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Ra
         Input::Q8_0(_) => true,
         // The K-quant tiles take their inputs in lanes, laid out only where they run; their
         // panels cost more to unpack, which fewer than four tiles do not earn back
-        // (`amx_k_speed`: 0.8x the VNNI kernels' pace at 32 input rows, 1.1x at 64).
+        // (`amx_k_speed`: at 32 input rows Q4_K 1.0x the VNNI kernels' pace, Q6_K 0.7-0.9x;
+        // at 64 rows 1.5-1.6x and 1.0-1.1x).
         Input::Q8K(q8k) => tiles >= amx::K_MIN_TILES && q8k.lanes.len() >= tiles * amx::TILE * nb * 256,
     };
     if isa != Isa::Amx || tiles == 0 || panels == 0 || !laid_out {

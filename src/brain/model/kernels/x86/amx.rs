@@ -265,10 +265,11 @@ unsafe fn unpack_k<const Q6: bool>(w: *const u8, row_bytes: usize, nb: usize, pa
     panel.pairs.resize(nb * 8 * TILE, 0);
     let values = panel.values.as_mut_ptr();
     let m4 = _mm256_set1_epi8(0x0F);
-    let tile = PANEL_BLOCK as i32;
-    let places = _mm512_setr_epi32(0, 2 * tile, 4 * tile, 6 * tile, 8 * tile, 10 * tile, 12 * tile, 14 * tile, tile, 3 * tile, 5 * tile, 7 * tile, 9 * tile, 11 * tile, 13 * tile, 15 * tile);
     // Super-block by super-block, so each one's 16 KiB of tiles is written while in L1.
     for b in 0..nb {
+        // Per sub-block k and weight row n: the low bytes' 4-byte pieces of lanes 0..8, then
+        // the high bytes' (one row of a 16 × 16 matrix of pieces, transposed below).
+        let mut pieces = [[_mm512_setzero_si512(); TILE]; 8];
         for n in 0..TILE {
             let row = w.add(n * row_bytes);
             // The 32 values of each sub-block, and the scales of its two halves.
@@ -309,12 +310,47 @@ unsafe fn unpack_k<const Q6: bool>(w: *const u8, row_bytes: usize, nb: usize, pa
                 let (first, second) = scales[k];
                 let s = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16(first)), _mm256_set1_epi16(second), 1);
                 let scaled = _mm512_mullo_epi16(_mm512_cvtepu8_epi16(q[k]), s);
-                // Piece L of the low bytes to lane L's low tile, of the high bytes to its high
-                // tile: row k, column n of each.
-                let bytes = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(scaled)), _mm512_cvtepi16_epi8(_mm512_srai_epi16::<8>(scaled)), 1);
-                _mm512_i32scatter_epi32::<1>(values.add(b * K_PANEL_BLOCK + k * 64 + n * 4) as *mut _, places, bytes);
+                pieces[k][n] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(scaled)), _mm512_cvtepi16_epi8(_mm512_srai_epi16::<8>(scaled)), 1);
             }
         }
+        // Transposed, column c holds piece c of all 16 weight rows: row k of lane c % 8's low
+        // (c < 8) or high tile.
+        for (k, rows) in pieces.iter_mut().enumerate() {
+            transpose16(rows);
+            for (c, row) in rows.iter().enumerate() {
+                let at = b * K_PANEL_BLOCK + (c % 8) * 2 * PANEL_BLOCK + (c / 8) * PANEL_BLOCK + k * 64;
+                _mm512_storeu_si512(values.add(at) as *mut _, *row);
+            }
+        }
+    }
+}
+
+/// A 16 × 16 matrix of i32 (one row a register) transposed in place.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+fn transpose16(r: &mut [__m512i; TILE]) {
+    // Per 128-bit lane: pairs of rows interleaved, then fours, so u[4 g + i] holds, in lane l,
+    // column 4 l + i of rows 4 g..4 g + 4.
+    let mut t = [_mm512_setzero_si512(); TILE];
+    for p in 0..8 {
+        t[2 * p] = _mm512_unpacklo_epi32(r[2 * p], r[2 * p + 1]);
+        t[2 * p + 1] = _mm512_unpackhi_epi32(r[2 * p], r[2 * p + 1]);
+    }
+    let mut u = [_mm512_setzero_si512(); TILE];
+    for g in 0..4 {
+        u[4 * g] = _mm512_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
+        u[4 * g + 1] = _mm512_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
+        u[4 * g + 2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+        u[4 * g + 3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+    }
+    // Then lane l of u[i], u[4 + i], u[8 + i], u[12 + i] side by side: column 4 l + i.
+    for i in 0..4 {
+        let (v_low, v_high) = (_mm512_shuffle_i32x4::<0x44>(u[i], u[4 + i]), _mm512_shuffle_i32x4::<0xEE>(u[i], u[4 + i]));
+        let (w_low, w_high) = (_mm512_shuffle_i32x4::<0x44>(u[8 + i], u[12 + i]), _mm512_shuffle_i32x4::<0xEE>(u[8 + i], u[12 + i]));
+        r[i] = _mm512_shuffle_i32x4::<0x88>(v_low, w_low);
+        r[4 + i] = _mm512_shuffle_i32x4::<0xDD>(v_low, w_low);
+        r[8 + i] = _mm512_shuffle_i32x4::<0x88>(v_high, w_high);
+        r[12 + i] = _mm512_shuffle_i32x4::<0xDD>(v_high, w_high);
     }
 }
 
