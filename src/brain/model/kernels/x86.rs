@@ -1343,18 +1343,23 @@ mod tests {
         }
     }
 
-    /// `m` Q8_0 input rows quantized by `QuantInput` from deterministic values.
-    fn q8_0_input(m: usize, nb: usize, seed: u64) -> super::super::QuantInput {
+    /// `m` input rows of `cols` deterministic values in [-1, 1) quantized by `QuantInput`
+    /// for `kind` (Q8_K rows laid out in lanes too where AMX runs).
+    fn quantized_input(kind: super::super::InputKind, m: usize, cols: usize, seed: u64) -> super::super::QuantInput {
         let mut s = seed;
-        let x: Vec<f32> = (0..m * nb * 32)
+        let x: Vec<f32> = (0..m * cols)
             .map(|_| {
                 s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 ((s >> 33) as f32 / (1u64 << 31) as f32) * 2.0 - 1.0
             })
             .collect();
         let mut input = super::super::QuantInput::new();
-        input.quantize(super::super::InputKind::Q8_0, &x, m, nb * 32);
+        input.quantize(kind, &x, m, cols);
         input
+    }
+
+    fn q8_0_input(m: usize, nb: usize, seed: u64) -> super::super::QuantInput {
+        quantized_input(super::super::InputKind::Q8_0, m, nb * 32, seed)
     }
 
     fn q8_0_rows(input: &super::super::QuantInput) -> Q8_0Rows<'_> {
@@ -1408,7 +1413,6 @@ mod tests {
                 for (ty, size) in [(WeightType::Q5_0, Q5_0_BYTES), (WeightType::Q8_0, Q8_0_BYTES)] {
                     let mut w = blocks(37 * nb, size, 29 + nb as u64);
                     finite_f16(&mut w, size, 0);
-                    let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
                     let Input::Q8_0(q8) = x else { unreachable!() };
                     let tiles = m / amx::TILE;
                     let mut panel = vec![f32::NAN; amx::TILE * m];
@@ -1420,36 +1424,35 @@ mod tests {
                             amx::panel::<false>(w.as_ptr().add(3 * nb * size), nb * size, nb, q8, tiles, m, panel.as_mut_ptr());
                         }
                     }
-                    let mut want = vec![f32::NAN; amx::TILE * m];
-                    vnni_rows(&Kernel { isa: Isa::Vnni, ty, w: &w, nb, row_bytes: nb * size, x }, 3..3 + amx::TILE, 0, m, &mut want);
-                    for (n, (a, b)) in panel.chunks(m).zip(want.chunks(m)).enumerate() {
-                        assert_eq!(bits(&a[..tiles * amx::TILE]), bits(&b[..tiles * amx::TILE]), "{ty:?} nb {nb} m {m} panel row {n}");
-                    }
-                    for rows in [0..37, 5..21, 3..18, 0..16] {
-                        let mut amx_out = vec![f32::NAN; rows.len() * m];
-                        let mut vnni_out = vec![f32::NAN; rows.len() * m];
-                        assert!(dot_rows(Isa::Amx, ty, &w, nb * QK8_0, rows.clone(), x, m, &mut amx_out));
-                        assert!(dot_rows(Isa::Vnni, ty, &w, nb * QK8_0, rows.clone(), x, m, &mut vnni_out));
-                        assert_eq!(bits(&amx_out), bits(&vnni_out), "{ty:?} nb {nb} m {m} rows {rows:?}");
-                    }
+                    assert_tiles_match_vnni(ty, &w, nb, x, m, &panel);
                 }
             }
         }
     }
 
-    /// `m` Q8_K input rows quantized by `QuantInput` from deterministic values (laid out in
-    /// lanes too where AMX runs).
+    /// A panel's outputs (16 weight rows of `w` from row 3, `m` inputs) against the VNNI
+    /// kernels', bit for bit, then whole calls through `dot_rows` with and without the tiles
+    /// on row ranges that leave rows past the last panel.
+    fn assert_tiles_match_vnni(ty: WeightType, w: &[u8], nb: usize, x: Input, m: usize, panel: &[f32]) {
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        let (block, size) = ty.block();
+        let tiles = m / amx::TILE;
+        let mut want = vec![f32::NAN; amx::TILE * m];
+        vnni_rows(&Kernel { isa: Isa::Vnni, ty, w, nb, row_bytes: nb * size, x }, 3..3 + amx::TILE, 0, m, &mut want);
+        for (n, (a, b)) in panel.chunks(m).zip(want.chunks(m)).enumerate() {
+            assert_eq!(bits(&a[..tiles * amx::TILE]), bits(&b[..tiles * amx::TILE]), "{ty:?} nb {nb} m {m} panel row {n}");
+        }
+        for rows in [0..37, 5..21, 3..18, 0..16] {
+            let mut amx_out = vec![f32::NAN; rows.len() * m];
+            let mut vnni_out = vec![f32::NAN; rows.len() * m];
+            assert!(dot_rows(Isa::Amx, ty, w, nb * block, rows.clone(), x, m, &mut amx_out));
+            assert!(dot_rows(Isa::Vnni, ty, w, nb * block, rows.clone(), x, m, &mut vnni_out));
+            assert_eq!(bits(&amx_out), bits(&vnni_out), "{ty:?} nb {nb} m {m} rows {rows:?}");
+        }
+    }
+
     fn q8k_input(m: usize, nb: usize, seed: u64) -> super::super::QuantInput {
-        let mut s = seed;
-        let x: Vec<f32> = (0..m * nb * 256)
-            .map(|_| {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                ((s >> 33) as f32 / (1u64 << 31) as f32) * 2.0 - 1.0
-            })
-            .collect();
-        let mut input = super::super::QuantInput::new();
-        input.quantize(super::super::InputKind::Q8K, &x, m, nb * 256);
-        input
+        quantized_input(super::super::InputKind::Q8K, m, nb * 256, seed)
     }
 
     fn q8k_rows(input: &super::super::QuantInput) -> Q8KRows<'_> {
@@ -1472,7 +1475,6 @@ mod tests {
             eprintln!("no AMX here (or B4_AMX=0): the K-quant tiles are not tested");
             return;
         }
-        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
         for nb in [6, 1, 3] {
             for m in [16, 21, 45, 64, 70] {
                 let input = q8k_input(m, nb, 41 + m as u64);
@@ -1498,18 +1500,7 @@ mod tests {
                             amx::k_panel::<false>(w.as_ptr().add(3 * nb * size), nb * size, nb, q8k, tiles, m, panel.as_mut_ptr());
                         }
                     }
-                    let mut want = vec![f32::NAN; amx::TILE * m];
-                    vnni_rows(&Kernel { isa: Isa::Vnni, ty, w: &w, nb, row_bytes: nb * size, x }, 3..3 + amx::TILE, 0, m, &mut want);
-                    for (n, (a, b)) in panel.chunks(m).zip(want.chunks(m)).enumerate() {
-                        assert_eq!(bits(&a[..tiles * amx::TILE]), bits(&b[..tiles * amx::TILE]), "{ty:?} nb {nb} m {m} panel row {n}");
-                    }
-                    for rows in [0..37, 5..21, 3..18, 0..16] {
-                        let mut amx_out = vec![f32::NAN; rows.len() * m];
-                        let mut vnni_out = vec![f32::NAN; rows.len() * m];
-                        assert!(dot_rows(Isa::Amx, ty, &w, nb * 256, rows.clone(), x, m, &mut amx_out));
-                        assert!(dot_rows(Isa::Vnni, ty, &w, nb * 256, rows.clone(), x, m, &mut vnni_out));
-                        assert_eq!(bits(&amx_out), bits(&vnni_out), "{ty:?} nb {nb} m {m} rows {rows:?}");
-                    }
+                    assert_tiles_match_vnni(ty, &w, nb, x, m, &panel);
                 }
             }
         }
@@ -1621,16 +1612,8 @@ mod tests {
             return;
         }
         let (nb, m) = (6, 11);
-        let mut s = 77u64;
-        let x: Vec<f32> = (0..m * nb * 256)
-            .map(|_| {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                ((s >> 33) as f32 / (1u64 << 31) as f32) * 2.0 - 1.0
-            })
-            .collect();
-        let mut input = super::super::QuantInput::new();
-        input.quantize(super::super::InputKind::Q8K, &x, m, nb * 256);
-        let rows = Q8KRows { blocks: super::super::as_bytes(&input.q8k), d4: &input.q8k_d4, sums4: &input.q8k_sums4, bsums4: &input.q8k_bsums4, pairs: &input.q8k_pairs, lanes: &input.q8k_lanes };
+        let input = q8k_input(m, nb, 77);
+        let rows = q8k_rows(&input);
         let mut w4 = blocks(3 * nb, Q4K_BYTES, 5);
         finite_f16(&mut w4, Q4K_BYTES, 0);
         finite_f16(&mut w4, Q4K_BYTES, 2);
