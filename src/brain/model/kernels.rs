@@ -397,8 +397,9 @@ impl QuantInput {
         }
     }
 
-    /// Fills `q8k_d4`, `q8k_sums4` and `q8k_bsums4` from the Q8_K blocks of `m` rows of
-    /// `nb` blocks (complete groups of four rows only).
+    /// Fills `q8k_d4`, `q8k_sums4`, `q8k_bsums4` and `q8k_pairs` from the Q8_K blocks of `m`
+    /// rows of `nb` blocks (complete groups of four rows only), and where AMX runs
+    /// `q8k_lanes` (complete tiles of 16 rows only).
     fn interleave_q8k(&mut self, m: usize, nb: usize) {
         self.q8k_d4.clear();
         self.q8k_sums4.clear();
