@@ -399,7 +399,7 @@ impl QuantInput {
 
     /// Fills `q8k_d4`, `q8k_sums4`, `q8k_bsums4` and `q8k_pairs` from the Q8_K blocks of `m`
     /// rows of `nb` blocks (complete groups of four rows only), and where AMX runs
-    /// `q8k_lanes` (complete tiles of 16 rows only).
+    /// `q8k_lanes` (the tiles [`x86::amx_k_tiles`] counts, a last one padded with zeros).
     fn interleave_q8k(&mut self, m: usize, nb: usize) {
         self.q8k_d4.clear();
         self.q8k_sums4.clear();
@@ -437,7 +437,8 @@ impl QuantInput {
         }
         #[cfg(target_arch = "x86_64")]
         if simd::best() == Some(simd::Isa::Amx) {
-            for blk in rows.get(..m / x86::AMX_TILE * x86::AMX_TILE * nb).unwrap_or_default() {
+            let padded = x86::amx_k_tiles(m) * x86::AMX_TILE;
+            for blk in self.q8k.get(..padded.min(m) * nb).unwrap_or_default() {
                 let qs = as_bytes(std::slice::from_ref(blk)).get(4..260).unwrap_or_default();
                 for lane in 0..8 {
                     for k in 0..8 {
@@ -445,6 +446,7 @@ impl QuantInput {
                     }
                 }
             }
+            self.q8k_lanes.resize(padded * nb * 256, 0);
         }
     }
 }

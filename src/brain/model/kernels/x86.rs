@@ -29,6 +29,8 @@ pub(super) const Q8K_BYTES: usize = 292;
 const QK8_0: usize = 32;
 /// Input rows in one AMX tile: `QuantInput` lays out that many rows at a time for them.
 pub(super) const AMX_TILE: usize = amx::TILE;
+/// Input tiles (of [`AMX_TILE`] rows) the K-quant tiles take for `m` input rows.
+pub(super) use amx::k_tiles as amx_k_tiles;
 
 /// Instruction sets the kernels are built for, best last.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -217,14 +219,15 @@ pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Ra
         return false;
     }
     let kernel = |isa| Kernel { isa, ty, w, nb, row_bytes, x };
-    let (tiles, panels) = (m / amx::TILE, rows.len() / amx::TILE);
-    let laid_out = match x {
-        Input::Q8_0(_) => true,
-        // The K-quant tiles take their inputs in lanes, laid out only where they run; their
-        // panels cost more to unpack, which fewer than four tiles do not earn back
-        // (`amx_k_speed`: at 32 input rows Q4_K 1.0x the VNNI kernels' pace, Q6_K 0.7-0.9x;
-        // at 64 rows 1.5-1.6x and 1.0-1.1x).
-        Input::Q8K(q8k) => tiles >= amx::K_MIN_TILES && q8k.lanes.len() >= tiles * amx::TILE * nb * 256,
+    let panels = rows.len() / amx::TILE;
+    let (tiles, laid_out) = match x {
+        Input::Q8_0(_) => (m / amx::TILE, true),
+        // The K-quant tiles take their inputs in lanes, laid out only where they run, and
+        // a last tile padded with zero rows (`amx::k_tiles`).
+        Input::Q8K(q8k) => {
+            let tiles = amx::k_tiles(m);
+            (tiles, tiles >= amx::k_min_tiles(ty == WeightType::Q6K) && q8k.lanes.len() >= tiles * amx::TILE * nb * 256)
+        }
     };
     if isa != Isa::Amx || tiles == 0 || panels == 0 || !laid_out {
         vnni_rows(&kernel(isa.min(Isa::Vnni)), rows, 0, m, out);
@@ -238,8 +241,9 @@ pub(super) fn dot_rows(isa: Isa, ty: WeightType, w: &[u8], cols: usize, rows: Ra
         let wj = w.as_ptr().wrapping_add((rows.start + p * amx::TILE) * row_bytes);
         let out_p = out.as_mut_ptr().wrapping_add(p * amx::TILE * m);
         // SAFETY: AMX and VNNI are available (`isa.available()` above); the panel's 16 rows
-        // lie in `w`, input rows 0..16 * tiles in `x` (and, for the K-quants, in its lanes)
-        // and its outputs in `out` (sizes checked above).
+        // lie in `w`, input rows 0..16 * tiles in `x` (for the K-quants: in its lanes, and
+        // 0..m in its blocks, with 16 * (tiles - 1) < m) and its outputs in `out` (sizes
+        // checked above).
         unsafe {
             match (ty, x) {
                 (WeightType::Q5_0, Input::Q8_0(q8)) => amx::panel::<true>(wj, row_bytes, nb, q8, tiles, m, out_p),
@@ -1436,11 +1440,15 @@ mod tests {
     fn assert_tiles_match_vnni(ty: WeightType, w: &[u8], nb: usize, x: Input, m: usize, panel: &[f32]) {
         let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
         let (block, size) = ty.block();
-        let tiles = m / amx::TILE;
+        // The rows the panel computed: whole tiles, and for the K-quants a padded last one.
+        let tiled = match x {
+            Input::Q8_0(_) => m / amx::TILE * amx::TILE,
+            Input::Q8K(_) => (amx::k_tiles(m) * amx::TILE).min(m),
+        };
         let mut want = vec![f32::NAN; amx::TILE * m];
         vnni_rows(&Kernel { isa: Isa::Vnni, ty, w, nb, row_bytes: nb * size, x }, 3..3 + amx::TILE, 0, m, &mut want);
         for (n, (a, b)) in panel.chunks(m).zip(want.chunks(m)).enumerate() {
-            assert_eq!(bits(&a[..tiles * amx::TILE]), bits(&b[..tiles * amx::TILE]), "{ty:?} nb {nb} m {m} panel row {n}");
+            assert_eq!(bits(&a[..tiled]), bits(&b[..tiled]), "{ty:?} nb {nb} m {m} panel row {n}");
         }
         for rows in [0..37, 5..21, 3..18, 0..16] {
             let mut amx_out = vec![f32::NAN; rows.len() * m];
@@ -1467,8 +1475,10 @@ mod tests {
     }
 
     /// The K-quant tiles give exactly the VNNI kernels' bits, as the Q8_0 / Q5_0 ones do:
-    /// one panel called directly, and whole calls with remainders past the panels and tiles,
-    /// random weight bits (every scale, min and value pattern; Q6_K's negative scales).
+    /// one panel called directly, and whole calls with remainders past the panels and tiles
+    /// and last tiles padded with zero rows (24, 45, 93 rows), enough tiles for both types'
+    /// thresholds, random weight bits (every scale, min and value pattern; Q6_K's negative
+    /// scales).
     #[test]
     fn amx_k_quant_tiles_are_bit_identical_to_the_vnni_kernels() {
         if !Isa::Amx.available() {
@@ -1476,11 +1486,12 @@ mod tests {
             return;
         }
         for nb in [6, 1, 3] {
-            for m in [16, 21, 45, 64, 70] {
+            for m in [16, 21, 24, 45, 64, 70, 93] {
                 let input = q8k_input(m, nb, 41 + m as u64);
                 let q8k = q8k_rows(&input);
                 let x = Input::Q8K(q8k);
-                assert!(q8k.lanes.len() >= m / amx::TILE * amx::TILE * nb * 256, "the input was laid out for the tiles");
+                let tiles = amx::k_tiles(m);
+                assert!(q8k.lanes.len() >= tiles * amx::TILE * nb * 256, "the input was laid out for the tiles");
                 for (ty, size) in [(WeightType::Q4K, Q4K_BYTES), (WeightType::Q6K, Q6K_BYTES)] {
                     let mut w = blocks(37 * nb, size, 53 + nb as u64);
                     if ty == WeightType::Q4K {
@@ -1489,10 +1500,9 @@ mod tests {
                     } else {
                         finite_f16(&mut w, size, 208);
                     }
-                    let tiles = m / amx::TILE;
                     let mut panel = vec![f32::NAN; amx::TILE * m];
-                    // SAFETY: AMX is available; w holds 37 rows and the input (blocks and
-                    // lanes) m >= 16 * tiles rows.
+                    // SAFETY: AMX is available; w holds 37 rows, the input's lanes 16 * tiles
+                    // rows and its blocks m > 16 * (tiles - 1).
                     unsafe {
                         if ty == WeightType::Q6K {
                             amx::k_panel::<true>(w.as_ptr().add(3 * nb * size), nb * size, nb, q8k, tiles, m, panel.as_mut_ptr());
@@ -1537,8 +1547,10 @@ mod tests {
         }
     }
 
-    /// The K-quant tiles against the VNNI kernels on the 1.5B's shapes (1536 columns with 32,
-    /// 64 and 256 input rows, and 8960 for its down projection), best of many:
+    /// The K-quant tiles against the VNNI kernels on the 1.5B's shapes (1536 columns with 45
+    /// input rows, a short prompt, and 64, 80 and 256, and 8960 for its down projection),
+    /// best of many; where a type's tiles do not run yet (`amx::k_min_tiles`) both columns
+    /// are the VNNI kernels:
     /// `cargo test --release --lib amx_k_speed -- --ignored --nocapture`.
     #[test]
     #[ignore]
@@ -1546,7 +1558,7 @@ mod tests {
         if !Isa::Amx.available() {
             return;
         }
-        for (nb, rows, m) in [(6, 512, 32), (6, 512, 64), (6, 512, 256), (35, 128, 256)] {
+        for (nb, rows, m) in [(6, 512, 45), (6, 512, 64), (6, 512, 80), (6, 512, 256), (35, 128, 256)] {
             let input = q8k_input(m, nb, 5);
             let x = Input::Q8K(q8k_rows(&input));
             for (ty, size) in [(WeightType::Q4K, Q4K_BYTES), (WeightType::Q6K, Q6K_BYTES)] {

@@ -203,8 +203,24 @@ unsafe fn tile16<const Q5: bool>(w: *const u8, row_bytes: usize, nb: usize, x: Q
     }
 }
 
-/// Input tiles a K-quant call needs before its panels go through the tiles.
-pub(super) const K_MIN_TILES: usize = 4;
+/// Input tiles the K-quant tiles take for `m` input rows: the whole tiles, and a last one
+/// of 8 rows or more padded with zero rows (at 45 rows, a short prompt, three tiles of 48
+/// rows cost less than the VNNI kernels' 45).
+pub(crate) fn k_tiles(m: usize) -> usize {
+    m / TILE + usize::from(m % TILE >= TILE / 2)
+}
+
+/// Input tiles a Q4_K (`Q6 = false`) or Q6_K call needs before its panels go through the
+/// tiles: their panels cost more to unpack than the Q8_0 ones, which fewer tiles do not
+/// earn back (`amx_k_speed`: at 32 input rows Q4_K 1.0x the VNNI kernels' pace, at 48 rows
+/// 1.2-1.4x; Q6_K 0.8-1.0x at 48 rows, 1.0-1.1x at 64, 1.3x at 256).
+pub(super) const fn k_min_tiles(q6: bool) -> usize {
+    if q6 {
+        5
+    } else {
+        3
+    }
+}
 
 /// Bytes of one super-block of a K-quant panel: per lane, a tile of the scaled values' low
 /// bytes and one of their high bytes (8 rows of 16 weight rows × 4 values each).
@@ -238,12 +254,14 @@ thread_local! {
 }
 
 /// As [`panel`] for Q4_K (`Q6 = false`) or Q6_K weights and Q8_K inputs, whose rows
-/// `0..16 * tiles` are laid out in `x.lanes`: outputs bit for bit those of the VNNI K-quant
-/// kernels (`vnni::q4k` / `vnni::q6k`).
+/// `0..16 * tiles` are laid out in `x.lanes` (rows from `m` on are zeros, and are neither
+/// read from `x.blocks` nor written): outputs bit for bit those of the VNNI K-quant kernels
+/// (`vnni::q4k` / `vnni::q6k`).
 ///
 /// # Safety
-/// AVX-512 VNNI and [`available`] hold; `w` has 16 rows of `nb` super-blocks, `x` (blocks
-/// and lanes) at least `16 * tiles` rows, and `out` `15 * m + 16 * tiles` values.
+/// AVX-512 VNNI and [`available`] hold; `w` has 16 rows of `nb` super-blocks, `x.lanes` at
+/// least `16 * tiles` rows, `x.blocks` `min(m, 16 * tiles)` rows, and `out` `16 * m` values;
+/// `16 * (tiles - 1) < m`.
 pub(super) unsafe fn k_panel<const Q6: bool>(w: *const u8, row_bytes: usize, nb: usize, x: Q8KRows, tiles: usize, m: usize, out: *mut f32) {
     K_PANEL.with_borrow_mut(|panel| {
         unpack_k::<Q6>(w, row_bytes, nb, panel);
@@ -359,7 +377,8 @@ fn pair(a: i16, b: i16) -> u32 {
     a as u16 as u32 | (b as u16 as u32) << 16
 }
 
-/// Input rows `t0..t0 + 16` with the K-quant panel, written to `out[n * m + t0 + r]`.
+/// Input rows `t0..t0 + 16` with the K-quant panel, written to `out[n * m + t0 + r]`; the
+/// rows from `m` on are padding (zero lanes), left out of the blocks read and the outputs.
 #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
 unsafe fn k_tile16<const Q6: bool>(nb: usize, x: Q8KRows, panel: &KPanel, t0: usize, m: usize, out: *mut f32) {
     let stride = nb * 256;
@@ -373,10 +392,12 @@ unsafe fn k_tile16<const Q6: bool>(nb: usize, x: Q8KRows, panel: &KPanel, t0: us
     // Per input row, the pairs its lanes take: Q4_K's 32-value sums (for the mins), Q6_K's
     // 16-value sums (for the offset).
     let mut sums = [[0u32; 8]; TILE];
+    let valid = (m - t0).min(TILE);
     for b in 0..nb {
         let dw = _mm512_loadu_ps(panel.d.as_ptr().add(b * TILE));
         let dmin = _mm512_loadu_ps(panel.dmin.as_ptr().add(b * TILE));
-        for r in 0..TILE {
+        // Padding rows keep their zero scales and sums.
+        for r in 0..valid {
             let blk = x.blocks.as_ptr().add(((t0 + r) * nb + b) * Q8K_BYTES);
             let dx = std::ptr::read_unaligned(blk as *const f32);
             // The VNNI kernels' `dx * d` and `-dx * dmin`, per weight row.
@@ -471,7 +492,7 @@ unsafe fn k_tile16<const Q6: bool>(nb: usize, x: Q8KRows, panel: &KPanel, t0: us
         _mm512_storeu_ps(total[r].as_mut_ptr(), sum);
     }
     for n in 0..TILE {
-        for r in 0..TILE {
+        for r in 0..valid {
             *out.add(n * m + t0 + r) = total[r][n];
         }
     }
