@@ -250,7 +250,7 @@ mod simd {
 
     pub(super) fn name(isa: Option<Isa>) -> &'static str {
         match isa {
-            Some(Isa::Amx) => "x86-64 AVX-512 VNNI, AMX int8 tiles (prefill: Q8_0 / Q5_0, Q4_K / Q6_K from 64 rows)",
+            Some(Isa::Amx) => "x86-64 AVX-512 VNNI, AMX int8 tiles (prefill: Q8_0 / Q5_0, Q4_K from 40 rows, Q6_K from 72)",
             Some(Isa::Vnni) => "x86-64 AVX-512 VNNI",
             Some(Isa::Avx2) => "x86-64 AVX2",
             None => "portable (no AVX2)",

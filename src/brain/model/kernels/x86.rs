@@ -1516,6 +1516,17 @@ mod tests {
         }
     }
 
+    /// `b4 perf` names the input rows from which each K-quant type's tiles run.
+    #[test]
+    fn the_k_quant_tiles_start_where_the_kernel_name_says() {
+        let first = |q6| (1..1000).find(|&m| amx::k_tiles(m) >= amx::k_min_tiles(q6));
+        assert_eq!((first(false), first(true)), (Some(40), Some(72)));
+        let name = super::super::simd::name(Some(Isa::Amx));
+        assert!(name.contains("Q4_K from 40 rows, Q6_K from 72"), "{name}");
+        // A last tile of fewer than 8 rows stays on the VNNI kernels.
+        assert_eq!((amx::k_tiles(16), amx::k_tiles(23), amx::k_tiles(24), amx::k_tiles(45)), (1, 1, 2, 3));
+    }
+
     /// The AMX tiles against the VNNI kernels on one panel of the 0.5B's gate/up shape
     /// (896 columns), 256 input rows, best of many:
     /// `cargo test --release --lib amx_speed -- --ignored --nocapture`.
