@@ -203,10 +203,14 @@ unsafe fn tile16<const Q5: bool>(w: *const u8, row_bytes: usize, nb: usize, x: Q
     }
 }
 
-/// Input tiles the K-quant tiles take for `m` input rows: the whole tiles, and a last one
-/// of 8 rows or more padded with zero rows (at 45 rows, a short prompt, three tiles of 48
-/// rows cost less than the VNNI kernels' 45).
+/// Input tiles the K-quant tiles take for `m` input rows: the whole tiles, and after them a
+/// last one of 8 rows or more padded with zero rows (at 45 rows, a short prompt, three tiles
+/// of 48 rows cost less than the VNNI kernels' 45). None below one whole tile, so the decode's
+/// draft batches (8 rows at most) lay nothing out.
 pub(crate) fn k_tiles(m: usize) -> usize {
+    if m < TILE {
+        return 0;
+    }
     m / TILE + usize::from(m % TILE >= TILE / 2)
 }
 
