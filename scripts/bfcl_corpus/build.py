@@ -28,6 +28,7 @@ further user message. Their answer line is a `ground_truth` (the next call) or
 """
 
 import copy
+import importlib
 import json
 import re
 import sys
@@ -42,8 +43,11 @@ from cases_multi import MULTI_TURN, Failed  # noqa: E402
 from cases_followup import FOLLOW_UP  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-CATEGORIES = [("simple", SIMPLE), ("multiple", MULTIPLE), ("parallel", PARALLEL),
-              ("parallel_multiple", PARALLEL_MULTIPLE), ("irrelevance", IRRELEVANCE), ("multi_turn", MULTI_TURN + FOLLOW_UP)]
+# Later batches (fresh.py), each case with its split, numbered after the cases above.
+BATCHES = [importlib.import_module(f.stem).BATCH for f in sorted(Path(__file__).resolve().parent.glob("cases_fresh_*.py"))]
+CATEGORIES = [(name, cases + [c for b in BATCHES for c in b.cases[name]]) for name, cases in
+              [("simple", SIMPLE), ("multiple", MULTIPLE), ("parallel", PARALLEL),
+               ("parallel_multiple", PARALLEL_MULTIPLE), ("irrelevance", IRRELEVANCE), ("multi_turn", MULTI_TURN + FOLLOW_UP)]]
 FIRST_ID = 100
 HOLDOUT_SHARE = 0.4
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -243,9 +247,24 @@ def check_final(case, messages):
         raise Bad("must_contain: every group is already in the question")
 
 
+def split_batches():
+    """Each later batch is split as the first cases were: within each category, 40% to
+    holdout, evenly spaced within each stratum of the batch (its language, and for
+    multi_turn the kind of decision), so a batch grows both splits in the same mix."""
+    for batch in BATCHES:
+        for cases in batch.cases.values():
+            for case in cases:
+                if "messages" in case:
+                    case["question"] = next((p for k, p in case["messages"] if k == "user"), "")
+            holdout = spaced_positions(cases)
+            for i, case in enumerate(cases):
+                case["split"] = "holdout" if i in holdout else "dev"
+
+
 def build():
     seen_questions, warn, out = set(), [], {"dev": ([], []), "holdout": ([], [])}
     chinese = 0
+    split_batches()
     for category, cases in CATEGORIES:
         for case in cases:
             if "messages" in case:
