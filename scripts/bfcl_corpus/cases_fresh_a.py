@@ -182,7 +182,7 @@ BATCH.simple("Block my card ending in 0427 right away, it was stolen from my bag
 UTIL = ["utility.get_bill", "utility.pay_bill", "utility.usage_history", "utility.report_outage"]
 BATCH.multiple("The power's been out at 18 Birch Lane, Portland since 7:40 this evening (December 5, 2026). Please report it and text updates to +15035550148.",
                ["utility.report_outage", "utility.get_bill", "utility.usage_history", "utility.pay_bill"], "utility.report_outage",
-               {"service": "electricity", "address": ["18 Birch Lane, Portland", "18 Birch Lane, Portland, OR", "18 Birch Lane"],
+               {"service": "electricity", "address": ["18 Birch Lane, Portland", "18 Birch Lane, Portland, OR", "18 Birch Lane", "18 Birch Lane, Portland, Oregon"],
                 "started_at": "2026-12-05 19:40", "contact_phone": "+15035550148"})
 BATCH.multiple("我的储蓄账户现在还有多少钱？把还没入账的交易也算上。",
                ["bank.list_transactions", "bank.get_balance", "bank.request_statement", "bank.transfer"], "bank.get_balance",
@@ -211,9 +211,9 @@ BATCH.multiple("Find a vet in Leeds that does dental work on rabbits.",
 BATCH.parallel("Pull up my electricity, water and gas bills for November 2026.", "utility.get_bill",
                {"service": "electricity", "month": "2026-11"}, {"service": "water", "month": "2026-11"}, {"service": "gas", "month": "2026-11"})
 BATCH.parallel("琴叶榕、龟背竹和虎尾兰分别需要多少光照？", "garden.plant_info",
-               {"plant": ["琴叶榕", "fiddle leaf fig", "Fiddle leaf fig", "Ficus lyrata"], "detail": "light"},
+               {"plant": ["琴叶榕", "fiddle leaf fig", "Fiddle leaf fig", "Ficus lyrata", "fiddle-leaf fig"], "detail": "light"},
                {"plant": ["龟背竹", "monstera", "Monstera", "Monstera deliciosa"], "detail": "light"},
-               {"plant": ["虎尾兰", "snake plant", "Snake plant", "Sansevieria"], "detail": "light"})
+               {"plant": ["虎尾兰", "snake plant", "Snake plant", "Sansevieria", "Sansevieria trifasciata", "Dracaena trifasciata"], "detail": "light"})
 BATCH.parallel("When are the average frost dates in Minneapolis, Denver and Atlanta?", "garden.frost_dates",
                {"city": ["Minneapolis", "Minneapolis, MN"]}, {"city": ["Denver", "Denver, CO"]}, {"city": ["Atlanta", "Atlanta, GA"]})
 BATCH.parallel("我有两只狗：豆豆 12 公斤，特别能跑；球球 30 公斤，活动量一般。分别算算它们每天该吃多少狗粮。", "pets.food_portion",
@@ -295,8 +295,8 @@ BATCH.answer(["utility.get_bill", "utility.pay_bill", "utility.usage_history", "
                   ("utility.get_bill", {"service": "gas", "month": "2026-12"},
                    {"bill_id": "BILL-GS-2612", "service": "gas", "month": "2026-12", "amount_due": 87.9, "currency": "USD",
                     "due_date": "2027-01-04", "usage": 96, "usage_unit": "m3"}))],
-             [["142.38"], ["2026-12-28", "December 28", "Dec 28", "Dec. 28", "28 December", "12/28"],
-              ["87.9"], ["2027-01-04", "January 4", "Jan 4", "Jan. 4", "4 January", "1/4"]],
+             [["142.38"], ["2026-12-28", "December 28", "Dec 28", "Dec. 28", "28 December", "12/28", "December 28th", "Dec 28th", "28th December", "28th"],
+              ["87.9"], ["2027-01-04", "January 4", "Jan 4", "Jan. 4", "4 January", "1/4", "January 4th", "Jan 4th", "4th January"]],
              "Electricity: $142.38 (612 kWh), due 2026-12-28. Gas: $87.90 (96 m³), due 2027-01-04.")
 BATCH.answer(["bank.get_balance", "bank.list_transactions", "bank.request_statement"],
              [user("我的支票账户和储蓄账户各还有多少钱？信用卡现在欠了多少？"),
@@ -304,7 +304,7 @@ BATCH.answer(["bank.get_balance", "bank.list_transactions", "bank.request_statem
                   ("bank.get_balance", {"account": "savings"}, {"account": "savings", "balance": 86300.0, "currency": "CNY"}),
                   ("bank.get_balance", {"account": "credit_card"},
                    {"account": "credit_card", "amount_owed": 4215.7, "credit_limit": 20000.0, "currency": "CNY", "payment_due_date": "2026-12-22"}))],
-             [["12480.5"], ["86300"], ["4215.7"]],
+             [["12480.5"], ["86300", "8.63万"], ["4215.7"]],
              "支票账户余额 12,480.50 元，储蓄账户 86,300.00 元；信用卡目前欠款 4,215.70 元（额度 20,000 元，12 月 22 日前还款）。")
 BATCH.answer(["insurance.get_policy", "insurance.file_claim", "insurance.claim_status", "insurance.get_quote"],
              [user("Does my home policy HOM-88120 cover water damage? How much would it pay, and what's my deductible?"),
@@ -314,7 +314,7 @@ BATCH.answer(["insurance.get_policy", "insurance.file_claim", "insurance.claim_s
                     "coverages": [{"peril": "fire", "limit": 350000}, {"peril": "theft", "limit": 40000},
                                   {"peril": "water_damage", "limit": 25000,
                                    "note": "sudden and accidental pipe bursts only; gradual leaks and flooding excluded"}]}))],
-             [["25000"], ["1000"]],
+             [["25000"], ["1000"], ["burst", "sudden", "accidental"]],
              "Yes, for sudden and accidental pipe bursts (not gradual leaks or flooding): it pays up to $25,000, and your deductible is $1,000.")
 
 
@@ -342,7 +342,7 @@ BATCH.next_call(["garden.watering_schedule", "garden.plant_info", "garden.frost_
                           {"date": "2026-12-07", "water_ml": 250}, {"date": "2026-12-09", "water_ml": 250},
                           {"date": "2026-12-11", "water_ml": 300}, {"date": "2026-12-13", "water_ml": 250}],
                        "tip": "Water in the morning; move the pot inside if the night drops below 5 °C."})),
-                 said("Water the basil every other day this week: 250 ml on Dec 7 and 9, 300 ml on Dec 11 (a warm, dry day) and 250 ml on Dec 13, "
+                 said("Water the basil every other day this week: 250 ml on Dec 7 and 9, 300 ml on Dec 11 and 250 ml on Dec 13, "
                       "in the morning. Bring it inside if nights fall below 5 °C."),
                  user("Great. And my tomatoes in the garden bed, for the next 10 days?")],
                 ("garden.watering_schedule", {"plant": ["tomatoes", "tomato", "Tomatoes", "Tomato"], "city": ["Phoenix", "Phoenix, AZ"],
@@ -355,6 +355,6 @@ BATCH.answer(["bank.transfer", "bank.get_balance", "bank.list_transactions"],
                     "balance_after": 41580.25})),
               said("已从储蓄账户向王芳转账 1,200 英镑（交易号 TRF-660231），无手续费，储蓄账户余额 41,580.25 英镑。"),
               user("太好了，谢谢你！")],
-             [["不客气", "不用谢", "不谢", "客气", "很高兴", "乐意", "荣幸", "随时", "welcome", "glad", "my pleasure", "no problem"]],
+             [["不客气", "不用谢", "不谢", "客气", "很高兴", "乐意", "荣幸", "随时", "welcome", "glad", "my pleasure", "no problem", "没问题", "应该的"]],
              "不客气！还有需要随时告诉我。",
              no_tool=True)

@@ -237,7 +237,7 @@ BATCH.parallel_multiple("Print 2 copies of ~/Downloads/boarding-pass.pdf in blac
                         ("printer.scan", {"output_path": "~/Scans/passport.jpg", "resolution_dpi": 600}))
 BATCH.parallel_multiple("找一下深圳的 Rust 开发全职岗位，再查查 tokio 在 crates.io 上的最新版本。",
                         ["jobs.search", "pkg.latest_version", "pkg.dependencies", "news.search"],
-                        ("jobs.search", {"keywords": ["Rust 开发", "Rust", "Rust开发", "Rust 开发工程师", "Rust developer"],
+                        ("jobs.search", {"keywords": ["Rust 开发", "Rust", "Rust开发", "Rust 开发工程师", "Rust developer", "Rust开发工程师", "Rust 工程师", "Rust engineer"],
                                          "location": ["深圳", "Shenzhen"], "employment_type": "full_time"}),
                         ("pkg.latest_version", {"name": "tokio", "registry": "crates"}))
 
