@@ -103,6 +103,11 @@ const NAMES: &[(&str, &[&str])] = &[
     ("walking", &["walk", "on foot", "步行", "走路"]),
     ("transit", &["public transport", "subway", "metro", "公交", "地铁", "公共交通"]),
     ("cycling", &["bike", "bicycle", "骑行", "骑车", "自行车"]),
+    // Kinds of public transport.
+    ("subway", &["metro", "underground", "tube", "地铁"]),
+    ("bus", &["公交车", "巴士"]),
+    ("tram", &["streetcar", "有轨电车"]),
+    ("ferry", &["轮渡", "渡轮"]),
     // How often.
     ("daily", &["every day", "每天", "每日", "日线"]),
     ("weekly", &["every week", "每周", "每星期", "周线"]),

@@ -49,7 +49,7 @@ mod thought;
 mod vocab;
 
 pub use closing::{Closing, RESERVE};
-pub use formats::{normalize, normalize_args};
+pub use formats::{normalize, normalize_args, notation};
 pub use bias::{AnswerBias, Branch, ChoicePoint, Margin, Margins, EMPTY_CALLS, NATIVE_TEXT, NO_TOOL_TASK};
 pub use boolean::TrueBias;
 pub use calls::MoreCalls;

@@ -111,6 +111,8 @@ pub(crate) fn decide(
             warnings.extend(restored.iter().map(|r| format!("a code restored from the request: {r}")));
             let restored = faithful::restore_wide_punctuation(&mut ai.tool_calls, question);
             warnings.extend(restored.iter().map(|r| format!("the request's punctuation restored: {r}")));
+            let restored = super::stated_times::put_right(&mut ai.tool_calls, &tools, question);
+            warnings.extend(restored.iter().map(|r| format!("a date or time put back as the request states it: {r}")));
             let restored = faithful::restore_expression(&mut ai.tool_calls, question, &stated);
             warnings.extend(restored.iter().map(|r| format!("an expression nobody wrote, the request's put back: {r}")));
             if profile.add_wanted_expression && parsed.plan.is_none() {

@@ -29,6 +29,7 @@ pub mod prompt;
 mod scripted;
 pub mod served;
 pub mod stated_optional;
+pub mod stated_times;
 pub mod next_step;
 pub mod synthesis;
 pub mod template;

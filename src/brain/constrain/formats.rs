@@ -55,6 +55,12 @@ fn notation_of(description: &str) -> Option<(&'static str, &'static str)> {
     }
 }
 
+/// The one date, time or code notation `description` names (`YYYY-MM-DD`, `HH:MM`,
+/// `E.164`), if it names exactly one.
+pub fn notation(description: &str) -> Option<&'static str> {
+    notation_of(description).map(|(notation, _)| notation)
+}
+
 /// The pattern for the one format `description` names, if it names exactly one.
 pub fn pattern_for(description: &str) -> Option<&'static str> {
     notation_of(description).map(|(_, pattern)| pattern)
