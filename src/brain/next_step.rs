@@ -307,12 +307,23 @@ pub fn new_calls(proposed: Vec<ToolCall>, progress: &Progress, tools: &[ToolSpec
             continue;
         }
         let schema = tools.iter().find(|t| t.name == call.name).map(|t| t.parameters());
-        match invented(&call, schema, &haystack) {
+        match invented(&without_earlier_values(&call, progress), schema, &haystack) {
             Some((param, value)) => dropped.push(Dropped::Invented { tool: call.name.clone(), param, value }),
             None => kept.push(call),
         }
     }
     (kept, dropped)
+}
+
+/// `call` without the arguments that a call of the same tool already made for this request
+/// held as they are. A retry keeps the values of the call it retries: asked to schedule a
+/// post "北京时间 ... 晚上 8 点", the first call wrote `timezone: "Asia/Shanghai"` and a
+/// time the tool refused; its retry with the time mended was dropped, as the time zone is
+/// in no one's words (and so was `duration_minutes: 180` for "停3个小时").
+fn without_earlier_values(call: &ToolCall, progress: &Progress) -> ToolCall {
+    let mut left = call.clone();
+    left.args.retain(|param, value| !progress.done.iter().any(|(made, _)| made.name == call.name && made.args.get(param).is_some_and(|v| same_value(value, v))));
+    left
 }
 
 /// The user's messages and the tool results of `messages`, one text.
@@ -562,6 +573,25 @@ mod tests {
         let (kept, dropped) = new_calls(vec![cancel], &progress, &tools(), &text);
         assert!(kept.is_empty());
         assert_eq!(dropped[0].to_string(), r#"calendar.cancel_event: event_id = "1234567890" comes from neither the user nor a tool result"#);
+    }
+
+    #[test]
+    fn a_retry_keeps_the_values_of_the_call_it_retries() {
+        let tools = ToolSpec::parse_all(&[json!({"name": "social.schedule_post", "description": "", "parameters": {"type": "object", "properties": {
+            "text": {"type": "string"}, "publish_at": {"type": "string"}, "timezone": {"type": "string"}}}})])
+        .unwrap();
+        let failed = call("call_001", "social.schedule_post", json!({"text": "平安夜快乐！", "publish_at": "2025-12-24 8:00 PM", "timezone": "Asia/Shanghai"}));
+        let error = r#"{"status":"error","error":"invalid publish_at '2025-12-24 8:00 PM': expected YYYY-MM-DD HH:MM, 24-hour clock"}"#;
+        let progress = Progress { question: "帮我定时在微博发一条“平安夜快乐！”，北京时间 2025 年 12 月 24 日晚上 8 点发。".into(), done: vec![(failed, error.into())] };
+        let text = format!("{}\n{error}", progress.question);
+        let retry = call("call_002", "social.schedule_post", json!({"text": "平安夜快乐！", "publish_at": "2025-12-24 20:00", "timezone": "Asia/Shanghai"}));
+        let (kept, dropped) = new_calls(vec![retry.clone()], &progress, &tools, &text);
+        assert_eq!((kept, dropped), (vec![retry], vec![]));
+        // A value the earlier call did not hold still has to be written somewhere.
+        let elsewhere = call("call_002", "social.schedule_post", json!({"text": "平安夜快乐！", "publish_at": "2025-12-24 20:00", "timezone": "Europe/Paris"}));
+        let (kept, dropped) = new_calls(vec![elsewhere], &progress, &tools, &text);
+        assert!(kept.is_empty());
+        assert_eq!(dropped[0].to_string(), r#"social.schedule_post: timezone = "Europe/Paris" comes from neither the user nor a tool result"#);
     }
 
     #[test]
