@@ -14,7 +14,8 @@
 //! writes exactly one year and the value's is no year at all (before 1900 or after 2199), the day where it is past the month's
 //! end (the month's last day, what a 31st of November means), the hour where the request
 //! states the same time after noon and never before it, or where the request states one
-//! time and the call has one argument holding a time, and minutes where the value is the
+//! time (and reckons no other from it: "30 minutes before", "提前") and the call has one
+//! argument holding a time, and minutes where the value is the
 //! number of hours the request states as a length of time.
 
 use serde_json::Value;
@@ -29,6 +30,9 @@ use crate::tools::spec::ToolSpec;
 pub fn put_right(calls: &mut [ToolCall], tools: &[ToolSpec], question: &str) -> Vec<String> {
     let years = years_in(question);
     let times = times_in(question);
+    // "30 minutes before my 3 pm meeting": a time reckoned from the stated one.
+    let lower = question.to_lowercase();
+    let reckoned = lower.split(|c: char| !c.is_ascii_alphabetic()).any(|w| OFFSET_WORDS.contains(&w)) || OFFSET_TERMS.iter().any(|t| question.contains(t));
     let mut changed = Vec::new();
     for call in calls.iter_mut() {
         let Some(tool) = tools.iter().find(|t| t.name == call.name) else { continue };
@@ -51,7 +55,7 @@ pub fn put_right(calls: &mut [ToolCall], tools: &[ToolSpec], question: &str) -> 
             }
             if format.contains("HH:MM") {
                 fixed = after_noon(&fixed, &times);
-                if let ([time], 1) = (&times[..], clocks) {
+                if let ([time], 1, false) = (&times[..], clocks, reckoned) {
                     fixed = at_time(&fixed, *time);
                 }
             }
@@ -63,6 +67,11 @@ pub fn put_right(calls: &mut [ToolCall], tools: &[ToolSpec], question: &str) -> 
     }
     changed
 }
+
+/// Words that reckon a time from another: the one time a request states is then not
+/// the time its call wants.
+const OFFSET_WORDS: &[&str] = &["before", "after", "later", "earlier", "early", "ahead", "prior", "ago"];
+const OFFSET_TERMS: &[&str] = &["提前", "之前", "以前", "之后", "以后", "分钟后", "小时后", "分钟前", "小时前", "晚点", "早点"];
 
 /// The years `text` writes: four digits from 1900 to 2199 standing alone (not part of a
 /// longer number), in order, each once.
@@ -447,6 +456,11 @@ mod tests {
         assert_eq!((&calls[0].args["start"], &calls[0].args["duration_minutes"]), (&json!("2025-06-21 18:30"), &json!(240)));
         assert_eq!(hours_in("for 1.5 hrs, then an hour and a half; 三个小时、2小时"), [1.5, 3.0, 2.0]);
 
+        // A time reckoned from the stated one.
+        let mut calls = vec![call("ride.request", json!({"schedule_at": "2025-12-20 14:30"}))];
+        assert!(put_right(&mut calls, &tools, "Pick me up 30 minutes before my 3 pm meeting on 2025-12-20.").is_empty());
+        let mut calls = vec![call("ride.request", json!({"schedule_at": "2025-12-20 14:30"}))];
+        assert!(put_right(&mut calls, &tools, "2025年12月20日下午3点开会，提前半小时来接我").is_empty());
         // Two times in one call: which is the stated one is not for us to say.
         let mut calls = vec![call("calendar.block", json!({"start": "09:00", "end": "10:00"}))];
         assert!(put_right(&mut calls, &tools, "Block my calendar from 9:30 am for an hour.").is_empty());
