@@ -242,7 +242,7 @@ fn times_in(text: &str) -> Vec<(u32, u32)> {
             }
         }
         let k = skip_spaces(&chars, j);
-        let half = half_of_day_after(&chars, k);
+        let half = half_of_day_after(&chars, k).or_else(|| clock.then(|| half_of_day_words(&chars, k)).flatten());
         if let Some((pm, end)) = half {
             if (1..=12).contains(&hour) && minute < 60 {
                 times.push((hour % 12 + if pm { 12 } else { 0 }, minute));
@@ -257,11 +257,13 @@ fn times_in(text: &str) -> Vec<(u32, u32)> {
             i = j;
             continue;
         }
-        // Chinese: `[上午|下午|晚上...] H 点 [半|一刻|三刻|M 分]`.
-        if chars.get(k).is_some_and(|&c| c == '点' || c == '时') {
+        // Chinese: `[上午|下午|晚上...] H 点 [半|一刻|三刻|M 分]`. An hour in Chinese numerals
+        // needs a half of the day or minutes with it: `一点` alone is "a little".
+        if chars.get(k) == Some(&'点') {
             let (minute, end) = chinese_minutes(&chars, k + 1);
             let before = chinese_half_before(&chars, i);
-            if hour <= 24 && minute < 60 {
+            let figures = chars[i].is_ascii_digit();
+            if hour <= 24 && minute < 60 && (figures || before.is_some() || end > k + 1 || chars.get(k + 1) == Some(&'钟')) {
                 let hour = match before {
                     Some(true) if hour < 12 => hour + 12,
                     Some(false) if hour == 12 => 0,
@@ -304,6 +306,23 @@ fn half_of_day_after(chars: &[char], i: usize) -> Option<(bool, usize)> {
         j += 1;
     }
     (!chars.get(j).is_some_and(|c| c.is_alphanumeric() && c.is_ascii())).then_some((pm, j))
+}
+
+/// A half of the day written out after an English time at `i`: "7:40 this evening",
+/// "9:30 in the morning", "11:00 tonight"; and where it ends.
+fn half_of_day_words(chars: &[char], i: usize) -> Option<(bool, usize)> {
+    let rest: String = chars[i.min(chars.len())..].iter().take(20).collect();
+    const PHRASES: [(&str, bool); 8] = [
+        ("this evening", true),
+        ("in the evening", true),
+        ("tonight", true),
+        ("this afternoon", true),
+        ("in the afternoon", true),
+        ("at night", true),
+        ("this morning", false),
+        ("in the morning", false),
+    ];
+    PHRASES.iter().find(|(phrase, _)| rest.starts_with(phrase)).map(|&(phrase, pm)| (pm, i + phrase.chars().count()))
 }
 
 /// Whether the Chinese words just before `i` (spaces skipped) put the hour after noon
@@ -408,6 +427,10 @@ mod tests {
         assert_eq!(times_in("订 2025-05-20 晚上 7 点 4 个人的位子"), [(19, 0)]);
         assert_eq!(times_in("上午9点15分和中午12点，凌晨十二点"), [(9, 15), (12, 0), (0, 0)]);
         assert_eq!(times_in("8点见，12 pm 吃饭，7点15出发"), [(8, 0), (12, 0), (7, 15)]);
+        assert_eq!(times_in("out since 7:40 this evening, back by 9:15 in the morning"), [(19, 40), (9, 15)]);
+        assert_eq!(times_in("八点钟，三点半"), [(8, 0), (3, 30)]);
+        // "The same time", "a little cheaper": no hour.
+        assert!(times_in("那同一时间换成伦敦是几点？便宜一点的").is_empty());
         // Not times: a date, a price, an amount of hours, a version.
         assert!(times_in("on 2025-06-21, $84.50, 3 hours, v3.2, 两小时").is_empty(), "{:?}", times_in("on 2025-06-21, $84.50, 3 hours, v3.2, 两小时"));
     }
