@@ -402,7 +402,9 @@ impl Stated<'_> {
                 Value::String(text) if !spend(text) => true,
                 // A date or time passes `unwritten` in any notation; an optional one must
                 // have its figures in the conversation (`08:00` for a train nobody timed).
-                Value::String(text) if date_or_time(text) => !figures_written(text, self.text),
+                // A time the conversation states in other words counts as written:
+                // "晚上八点" states `20:00`, "7:40 this evening" `19:40`.
+                Value::String(text) if date_or_time(text) => !figures_written(&super::stated_times::without_stated_time(text, self.text), self.text),
                 // Every choice of an enum, listed: the schema's list, not the user's.
                 Value::Array(items) if spec.is_some_and(|s| every_choice(items, s)) => true,
                 Value::String(text) if self.unnamed_choice(text, spec) => true,
@@ -851,6 +853,10 @@ mod tests {
         let kept: Vec<&str> = calls[0].args.keys().map(String::as_str).collect();
         // In Chinese, enum values and booleans may be said in other words; numbers as words count.
         assert_eq!(kept, ["from_station", "to_station", "date", "seat", "amenities", "passengers", "max_price", "refundable"]);
+        // A time stated on the 12-hour clock or in words is written: "晚上八点" is 20:00.
+        let mut calls = [search(json!({"from_station": "北京南", "to_station": "上海虹桥", "date": "2025-02-14", "earliest_departure": "20:00"}))];
+        let dropped = drop_unstated_optional(&mut calls, &trains(), "查 2025-02-14 晚上八点以后从北京南到上海虹桥的高铁票");
+        assert!(dropped.is_empty(), "{dropped:?}");
 
         // Inside an object the same: its unstated optional keys go, the object stays; an
         // object left empty goes.

@@ -73,6 +73,18 @@ pub fn put_right(calls: &mut [ToolCall], tools: &[ToolSpec], question: &str) -> 
 const OFFSET_WORDS: &[&str] = &["before", "after", "later", "earlier", "early", "ahead", "prior", "ago"];
 const OFFSET_TERMS: &[&str] = &["提前", "之前", "以前", "之后", "以后", "分钟后", "小时后", "分钟前", "小时前", "晚点", "早点"];
 
+/// `value` (a date and time, or a time) without its time of day where `text` states that
+/// time ("晚上八点" for `20:00`): what is left of it must still be written in `text` for the
+/// value to be the conversation's.
+pub fn without_stated_time(value: &str, text: &str) -> String {
+    let (head, clock) = value.trim().rsplit_once(' ').unwrap_or(("", value.trim()));
+    let fields: Vec<u32> = clock.split(':').map_while(|f| f.parse().ok()).collect();
+    match fields[..] {
+        [h, m, ..] if clock.contains(':') && times_in(text).contains(&(h, m)) => head.to_string(),
+        _ => value.to_string(),
+    }
+}
+
 /// The years `text` writes: four digits from 1900 to 2199 standing alone (not part of a
 /// longer number), in order, each once.
 fn years_in(text: &str) -> Vec<u32> {
@@ -492,6 +504,14 @@ mod tests {
         assert!(put_right(&mut calls, &tools, "on 2025-06-21 from 6:30 pm for 4 hours").is_empty());
         let mut calls = vec![call("parking.reserve", json!({"start": "2025-06-21 18:30", "duration_minutes": 3}))];
         assert!(put_right(&mut calls, &tools, "on 2025-06-21 from 6:30 pm for 3 minutes").is_empty());
+    }
+
+    #[test]
+    fn a_time_stated_in_other_words_leaves_the_rest_to_be_written() {
+        assert_eq!(without_stated_time("2026-12-05 19:40", "out since 7:40 this evening (December 5, 2026)"), "2026-12-05");
+        assert_eq!(without_stated_time("20:00", "晚上八点到"), "");
+        assert_eq!(without_stated_time("2026-12-05 18:40", "out since 7:40 this evening"), "2026-12-05 18:40");
+        assert_eq!(without_stated_time("2026-12-05", "7:40 this evening"), "2026-12-05");
     }
 
     #[test]
