@@ -128,10 +128,7 @@ fn within_month(value: &str) -> String {
 /// A value ending in a morning `HH:MM` (or `HH:MM:SS`) that the request states only after
 /// noon, twelve hours later (`2025-05-17 08:00` for "晚上八点" -> `2025-05-17 20:00`).
 fn after_noon(value: &str, stated: &[(u32, u32)]) -> String {
-    let (head, clock) = match value.rsplit_once(' ') {
-        Some((date, clock)) => (format!("{date} "), clock),
-        None => (String::new(), value),
-    };
+    let (head, clock) = date_and_clock(value);
     let mut fields = clock.split(':');
     let (Some(h), Some(m)) = (fields.next(), fields.next()) else { return value.to_string() };
     let rest: Vec<&str> = fields.collect();
@@ -147,13 +144,19 @@ fn after_noon(value: &str, stated: &[(u32, u32)]) -> String {
     format!("{head}{clock}")
 }
 
+/// `value` cut before its time of day: the date with its blank (`"2025-05-17 "`, or `""`
+/// for a bare time) and the time (`"08:00"`).
+fn date_and_clock(value: &str) -> (&str, &str) {
+    match value.rfind(' ') {
+        Some(at) => value.split_at(at + 1),
+        None => ("", value),
+    }
+}
+
 /// A value ending in a time of day that is not `time`, the one time the request states,
 /// with `time` in its place (`2025-12-20 17:15` for "at 6:15 am" -> `2025-12-20 06:15`).
 fn at_time(value: &str, (hour, minute): (u32, u32)) -> String {
-    let (head, clock) = match value.rsplit_once(' ') {
-        Some((date, clock)) => (format!("{date} "), clock),
-        None => (String::new(), value),
-    };
+    let (head, clock) = date_and_clock(value);
     let fields: Vec<u32> = clock.split(':').map_while(|f| f.parse().ok()).collect();
     match fields[..] {
         [h, m] if (h, m) != (hour, minute) => format!("{head}{hour:02}:{minute:02}"),
