@@ -44,6 +44,7 @@ const NUMBER_WORDS: [(&str, f64); 21] = [
 pub fn numbers_written(text: &str) -> Vec<f64> {
     let mut out: Vec<f64> = NUMBER_WORDS.iter().filter(|(w, _)| text.contains(w)).map(|&(_, n)| n).collect();
     out.extend(digits_written(text));
+    out.extend(chinese_numbers_written(text));
     if text.contains(',') {
         out.extend(digits_written(&text.replace(',', " ")));
     }
@@ -73,6 +74,102 @@ pub fn digits_written(text: &str) -> Vec<f64> {
         }
     }
     out
+}
+
+/// The numbers `text` writes in Chinese numerals of more than one character, or in
+/// figures with a Chinese unit of ten thousand or a thousand: `五千` 5000, `一万二千`
+/// 12000, `三百五十` 350, `两千五` 2500 (the unit after the last is understood), `十二`
+/// 12, `3万` 30000, `1.5万` 15000. One numeral alone is [`NUMBER_WORDS`]'.
+pub fn chinese_numbers_written(text: &str) -> Vec<f64> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        // Figures with 万 / 千 / 亿 after them.
+        if chars[i].is_ascii_digit() && (i == 0 || !(chars[i - 1].is_ascii_digit() || chars[i - 1] == '.')) {
+            let end = (i..chars.len()).find(|&j| !(chars[j].is_ascii_digit() || chars[j] == '.')).unwrap_or(chars.len());
+            let figures: String = chars[i..end].iter().collect();
+            let unit = chars.get(end).and_then(|&c| chinese_unit(c)).filter(|&u| u >= 1000.0);
+            if let (Ok(n), Some(unit)) = (figures.parse::<f64>(), unit) {
+                out.push(n * unit);
+            }
+            i = end;
+            continue;
+        }
+        let end = (i..chars.len()).find(|&j| chinese_digit(chars[j]).is_none() && chinese_unit(chars[j]).is_none()).unwrap_or(chars.len());
+        if end - i >= 2 {
+            if let Some(n) = chinese_number(&chars[i..end]) {
+                out.push(n);
+            }
+        }
+        i = end.max(i + 1);
+    }
+    out
+}
+
+fn chinese_digit(c: char) -> Option<f64> {
+    "零一二三四五六七八九".chars().position(|d| d == c).map(|d| d as f64).or(match c {
+        '〇' => Some(0.0),
+        '两' => Some(2.0),
+        _ => None,
+    })
+}
+
+fn chinese_unit(c: char) -> Option<f64> {
+    match c {
+        '十' => Some(10.0),
+        '百' => Some(100.0),
+        '千' => Some(1000.0),
+        '万' => Some(10_000.0),
+        '亿' => Some(100_000_000.0),
+        _ => None,
+    }
+}
+
+/// The value of a run of Chinese numerals, or `None` where it is no number (`万万`).
+fn chinese_number(run: &[char]) -> Option<f64> {
+    // A run of digits alone reads figure by figure where it is a year or has a zero in it
+    // (`二〇二五` is 2025); two or three of them are a range or a repeat (`三四个`, `一一`).
+    if run.iter().all(|&c| chinese_digit(c).is_some()) {
+        if run.len() < 4 && !run.contains(&'〇') {
+            return None;
+        }
+        return run.iter().try_fold(0.0, |n, &c| Some(n * 10.0 + chinese_digit(c)?));
+    }
+    let (mut total, mut section, mut digit) = (0.0, 0.0, None::<f64>);
+    let mut last_unit = 1.0;
+    for &c in run {
+        if let Some(d) = chinese_digit(c) {
+            if digit.is_some() && d != 0.0 {
+                return None;
+            }
+            digit = (d != 0.0).then_some(d).or(digit);
+            continue;
+        }
+        let unit = chinese_unit(c)?;
+        if unit >= 10_000.0 {
+            section += digit.take().unwrap_or(0.0);
+            if section == 0.0 {
+                return None;
+            }
+            total += section * unit;
+            section = 0.0;
+        } else {
+            // `十二` is 12: a ten with no digit before it is one ten.
+            let times = match digit.take() {
+                Some(d) => d,
+                None if unit == 10.0 => 1.0,
+                None => return None,
+            };
+            section += times * unit;
+        }
+        last_unit = unit;
+    }
+    if let Some(d) = digit {
+        // `两千五` is 2500, `三万五` 35000: a last digit counts in the unit below the last.
+        section += if last_unit >= 100.0 && !run.ends_with(&['零']) && run.len() >= 3 && run[run.len() - 2] != '零' { d * last_unit / 10.0 } else { d };
+    }
+    Some(total + section)
 }
 
 /// A Chinese, Japanese or Korean character (ideographs, kana, hangul).
@@ -121,6 +218,14 @@ mod tests {
         for n in [3.0, 9.0, 1.0, 7.0, 5.0, 1849.0, 2.0] {
             assert!(written.contains(&n), "{n} in {written:?}");
         }
+        let chinese = numbers_written(&normalized("转五千欧元，一万二千步，三百五十克，两千五，十二点，3万，1.5万，一百零五"));
+        for n in [5000.0, 12000.0, 350.0, 2500.0, 12.0, 30000.0, 15000.0, 105.0] {
+            assert!(chinese.contains(&n), "{n} in {chinese:?}");
+        }
+        assert_eq!(chinese_numbers_written("三万五"), [35000.0]);
+        assert_eq!(chinese_numbers_written("二〇二五年"), [2025.0]);
+        assert!(chinese_numbers_written("三四个，一一列出").is_empty());
+        assert!(chinese_numbers_written("万万不可，千万别").is_empty(), "{:?}", chinese_numbers_written("万万不可，千万别"));
         let dates = numbers_written(&normalized("on 2025-05-20 at 08:30"));
         assert!(!dates.contains(&20.0) && !dates.contains(&30.0), "{dates:?}");
     }

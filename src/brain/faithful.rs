@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::next_step::{date_or_time, unwritten};
 use crate::protocol::{Message, ToolCall};
-use crate::text::{is_cjk, normalized, numbers_written};
+use crate::text::{is_cjk, normalized};
 use crate::tools::spec::ToolSpec;
 
 const BRACKETS: [char; 6] = ['(', ')', '[', ']', '（', '）'];
@@ -332,7 +332,7 @@ pub fn user_writes_an_expression(tools: &[ToolSpec], messages: &[Message]) -> bo
 /// value the conversation writes only once. Inside an object argument the same holds for
 /// its keys. Returns one line per argument left out (`tool: param = value`).
 pub fn drop_unstated_optional(calls: &mut [ToolCall], tools: &[ToolSpec], conversation: &str) -> Vec<String> {
-    let stated = Stated { text: conversation, haystack: normalized(conversation), numbers: numbers_written(&normalized(conversation)) };
+    let stated = Stated { text: conversation, haystack: normalized(conversation), numbers: super::stated_times::numbers_stated(&normalized(conversation)) };
     let mut dropped = Vec::new();
     for call in calls.iter_mut() {
         let Some(tool) = tools.iter().find(|t| t.name == call.name) else { continue };

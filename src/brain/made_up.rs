@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::next_step::{collect_leaves, number_stated};
 use super::{decision, faithful, synthesis, Brain, BrainError, Decision, DecisionRequest, DecisionStatus, TokenSink};
 use crate::protocol::{AiMessage, Message, Stream, ToolCall};
-use crate::text::{digits_written, is_cjk, normalized, numbers_written};
+use crate::text::{digits_written, is_cjk, normalized};
 use crate::tools::spec::ToolSpec;
 
 /// Where the raw text goes on with the question answered without tools.
@@ -141,7 +141,7 @@ pub fn made_up_calls(calls: &[ToolCall], tools: &[ToolSpec], conversation: &str)
     let haystack = normalized(conversation);
     // Any figures count, parted by any mark (`2x^2 - 3x - 5` writes 3, though `2-3` would
     // read as a date): a number taken for written only keeps a call.
-    let mut numbers = numbers_written(&haystack);
+    let mut numbers = super::stated_times::numbers_stated(&haystack);
     numbers.extend(digits_written(&haystack.replace([',', '-', '/', ':'], " ")));
     let figures_only: String = haystack.chars().filter(|c| !matches!(c, '-' | '+' | '(' | ')' | '.' | '/')).collect();
     let words = Words::of(conversation);
@@ -259,6 +259,8 @@ mod tests {
             call("sms.send", json!({"phone_number": "+1234567890", "message": "Hi mom"})),
         ];
         let found = made_up_calls(&calls, &tools(), "Order a large pepperoni pizza. Then call my mom.");
+        let six_thousand = [call("restaurants.book", json!({"name": "A", "party_size": 6000}))];
+        assert_eq!(made_up_calls(&six_thousand, &tools(), "转五千欧元，停三个小时").len(), 1);
         assert_eq!(found, [(0, "restaurants.book: party_size = 4".to_string()), (1, r#"sms.send: phone_number = "+1234567890""#.to_string())]);
     }
 
@@ -299,6 +301,10 @@ mod tests {
             // A tool's result writes the number; optional ones are not judged.
             ("restaurants.book", json!({"name": "A", "party_size": 6}), "Book the usual.\n{\"party_size\": 6}"),
             ("weather.forecast", json!({"city": "Paris", "days": 14}), "Weather in Paris"),
+            // Chinese numerals, and hours counted in minutes.
+            ("restaurants.book", json!({"name": "A", "party_size": 5000}), "从我的支票账户转五千欧元"),
+            ("restaurants.book", json!({"name": "A", "party_size": 180}), "停三个小时"),
+            ("restaurants.book", json!({"name": "A", "party_size": 150}), "停两个半小时"),
         ] {
             let found = made_up_calls(&[call(name, args.clone())], &tools(), conversation);
             assert!(found.is_empty(), "{args} / {conversation}: {found:?}");

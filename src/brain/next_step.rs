@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 
 use super::{decision, synthesis, Brain, BrainError, Decision, DecisionRequest, Profile, TokenSink};
 use crate::protocol::{Message, Phase, Stream, Strategy, ToolCall, ToolCalling};
-use crate::text::{normalized, numbers_written};
+use crate::text::normalized;
 use crate::tools::spec::ToolSpec;
 
 /// The most characters of one tool result put in the request.
@@ -364,7 +364,7 @@ pub(crate) fn values_written(call: &ToolCall, tools: &[ToolSpec], conversation: 
 /// The first value of `call` found nowhere in the conversation ([`unwritten`]), with its
 /// parameter.
 fn invented(call: &ToolCall, schema: Option<&Value>, haystack: &str) -> Option<(String, String)> {
-    let numbers = numbers_written(haystack);
+    let numbers = super::stated_times::numbers_stated(haystack);
     call.args.iter().find_map(|(param, value)| {
         let spec = schema.and_then(|s| s.get("properties")).and_then(|p| p.get(param));
         unwritten(value, spec, haystack, &numbers).map(|shown| (param.clone(), shown))
@@ -442,6 +442,7 @@ mod tests {
 
     use super::*;
     use crate::protocol::{AiMessage, ToolMessage};
+    use crate::text::numbers_written;
 
     fn call(id: &str, name: &str, args: Value) -> ToolCall {
         ToolCall { id: id.into(), name: name.into(), args: args.as_object().unwrap().clone() }

@@ -187,13 +187,24 @@ fn minutes_of_hours(call: &mut ToolCall, tool: &ToolSpec, question: &str) -> Vec
     changed
 }
 
+/// The numbers `haystack` (already [`normalized`](crate::text::normalized)) writes
+/// ([`numbers_written`](crate::text::numbers_written)), and the minutes of the lengths of
+/// time it states in hours: "停三个小时" writes 180 (minutes) as much as 3, so a call that
+/// counts the stay in minutes has its value from the request.
+pub fn numbers_stated(haystack: &str) -> Vec<f64> {
+    let mut numbers = crate::text::numbers_written(haystack);
+    numbers.extend(hours_in(haystack).into_iter().map(|h| (h * 60.0).round()));
+    numbers
+}
+
 /// The lengths of time `text` states in hours: "4 hours", "1.5 hrs", "an hour and a half",
-/// "三个小时", "两个半小时", "2小时".
+/// "三个小时", "两个半小时", "2小时"; `text` may be [`normalized`](crate::text::normalized).
 fn hours_in(text: &str) -> Vec<f64> {
     let lower = text.to_lowercase();
     let chars: Vec<char> = lower.chars().collect();
     let mut hours = Vec::new();
-    if lower.contains("an hour and a half") || lower.contains("one and a half hours") || lower.contains("一个半小时") {
+    let squeezed = crate::text::normalized(&lower);
+    if ["anhourandahalf", "oneandahalfhours", "一个半小时"].iter().any(|w| squeezed.contains(w)) {
         hours.push(1.5);
     }
     let mut i = 0;
@@ -493,6 +504,8 @@ mod tests {
         put_right(&mut calls, &tools, "near Fenway Park on June 21, 2025 from 6:30 pm for 4 hours");
         assert_eq!((&calls[0].args["start"], &calls[0].args["duration_minutes"]), (&json!("2025-06-21 18:30"), &json!(240)));
         assert_eq!(hours_in("for 1.5 hrs, then an hour and a half; 三个小时、2小时"), [1.5, 3.0, 2.0]);
+        let stated = numbers_stated(&crate::text::normalized("停三个小时，或者 an hour and a half"));
+        assert!(stated.contains(&180.0) && stated.contains(&90.0) && stated.contains(&3.0), "{stated:?}");
 
         // A time reckoned from the stated one.
         let mut calls = vec![call("ride.request", json!({"schedule_at": "2025-12-20 14:30"}))];
