@@ -24,12 +24,12 @@ use crate::protocol::ToolCall;
 const NAMES: &[(&str, &[&str])] = &[
     // Currencies.
     ("usd", &["us dollar", "dollar", "buck", "美元", "美金"]),
-    ("eur", &["euro", "欧元"]),
+    ("eur", &["euro", "欧元", "€"]),
     ("cny", &["yuan", "renminbi", "rmb", "人民币"]),
     ("jpy", &["yen", "japanese yen", "日元", "日币"]),
-    ("gbp", &["pound", "pound sterling", "british pound", "sterling", "英镑"]),
+    ("gbp", &["pound", "pound sterling", "british pound", "sterling", "英镑", "£"]),
     ("hkd", &["hong kong dollar", "港币", "港元"]),
-    ("krw", &["korean won", "韩元"]),
+    ("krw", &["korean won", "韩元", "₩"]),
     ("aud", &["australian dollar", "澳元", "澳币"]),
     ("cad", &["canadian dollar", "加元", "加币"]),
     ("chf", &["swiss franc", "franc", "瑞士法郎"]),
@@ -484,6 +484,8 @@ mod tests {
         assert_eq!(named("帮我把 1200 元人民币换成日元。", CURRENCIES), ["CNY", "JPY"]);
         assert_eq!(named("100 英镑现在能换多少港币？", CURRENCIES), ["GBP", "HKD"]);
         assert_eq!(named("How much is 50 Hong Kong dollars in GBP?", CURRENCIES), ["GBP", "HKD"]);
+        assert_eq!(named("Flats under €2,000 a month", CURRENCIES), ["EUR"]);
+        assert_eq!(named("a £450 deposit", CURRENCIES), ["GBP"]);
         assert_eq!(named("30°C in Fahrenheit?", &["celsius", "fahrenheit", "kelvin"]), ["celsius", "fahrenheit"]);
         assert_eq!(named("300 开尔文是多少摄氏度？", &["celsius", "fahrenheit", "kelvin"]), ["celsius", "kelvin"]);
         assert_eq!(named("把 2 公斤换算成斤", &["mg", "g", "kg", "jin"]), ["kg", "jin"]);

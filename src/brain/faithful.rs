@@ -281,11 +281,17 @@ pub(crate) fn words_of(text: &str) -> Vec<String> {
 }
 
 /// Whether `words` ([`words_of`]) name `choice` as a word of its own, or its plural ("the
-/// best museums" names `museum`).
+/// best museums" names `museum`), or as the head of a hyphenated word ("an indoor-only
+/// dog" names `indoor`; "non-smoking" names no `non`, and names `smoking` only as a word).
 pub(crate) fn names_word(words: &[String], choice: &str) -> bool {
     let choice = choice.to_lowercase();
-    words.iter().any(|w| *w == choice || w.strip_suffix('s').is_some_and(|stem| stem == choice || stem.strip_suffix('e') == Some(choice.as_str())))
+    let names = |w: &str| w == choice || w.strip_suffix('s').is_some_and(|stem| stem == choice || stem.strip_suffix('e') == Some(choice.as_str()));
+    let head = |w: &str| w.split_once('-').is_some_and(|(head, _)| !NEGATIONS.contains(&head) && !choice.contains('-') && names(head));
+    words.iter().any(|w| names(w) || head(w))
 }
+
+/// Heads of hyphenated words that deny what follows them.
+const NEGATIONS: &[&str] = &["non", "no", "not", "anti", "un", "without"];
 
 /// The parameter of `tool` that takes an expression: a string parameter named
 /// `expression`, `expr`, `formula` or `equation`.
@@ -773,6 +779,10 @@ mod tests {
         assert!(names_word(&words_of("the best museums and addresses"), "museum"));
         assert!(names_word(&words_of("the best museums and addresses"), "address"));
         assert!(!names_word(&words_of("the best museums"), "muse"));
+        assert!(names_word(&words_of("she'll be an indoor-only dog"), "indoor"));
+        assert!(!names_word(&words_of("she'll be an indoor-only dog"), "only"));
+        assert!(!names_word(&words_of("a non-smoking room"), "non"));
+        assert!(!names_word(&words_of("a non-smoking room"), "smoking"));
 
         // In Chinese, by a name the choice has there.
         let mut calls = [lookup(json!({"name": "玛丽亚"}))];
