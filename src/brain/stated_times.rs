@@ -34,8 +34,12 @@ pub fn put_right(calls: &mut [ToolCall], tools: &[ToolSpec], question: &str) -> 
     let lower = question.to_lowercase();
     let reckoned = lower.split(|c: char| !c.is_ascii_alphabetic()).any(|w| OFFSET_WORDS.contains(&w)) || OFFSET_TERMS.iter().any(|t| question.contains(t));
     let mut changed = Vec::new();
+    let dates = dates_in(question);
     for call in calls.iter_mut() {
         let Some(tool) = tools.iter().find(|t| t.name == call.name) else { continue };
+        if let ([date], [time], false) = (&dates[..], &times[..], reckoned) {
+            changed.extend(add_stated_moment(call, tool, *date, *time));
+        }
         let format_of = |param: &str| tool.param(param).and_then(|p| p.description.as_deref()).and_then(notation);
         // Arguments holding a time of day: with one, a request stating one time means it.
         let clocks = call.args.keys().filter(|k| format_of(k).is_some_and(|f| f.contains("HH:MM"))).count();
@@ -68,21 +72,134 @@ pub fn put_right(calls: &mut [ToolCall], tools: &[ToolSpec], question: &str) -> 
     changed
 }
 
+/// Where `tool` has one parameter for a date with its time of day (`YYYY-MM-DD HH:MM`),
+/// optional, that `call` leaves out, and no argument of `call` holds the date: that
+/// parameter set to the one date and time the request states ("picking us up at 6:15 am on
+/// December 20, 2025": `schedule_at: 2025-12-20 06:15`). The 0.5B leaves a stated pick-up
+/// time out of a ride booked ahead, and the car comes now.
+fn add_stated_moment(call: &mut ToolCall, tool: &ToolSpec, (year, month, day): (i32, u32, u32), (hour, minute): (u32, u32)) -> Option<String> {
+    let moments: Vec<(&str, &str)> = tool
+        .params()
+        .iter()
+        .filter_map(|p| Some((p.name.as_str(), p.schema.description.as_deref().and_then(notation)?)))
+        .filter(|(_, format)| format.starts_with("YYYY-MM-DD HH:MM"))
+        .collect();
+    let [(param, format)] = moments[..] else { return None };
+    let date = format!("{year:04}-{month:02}-{day:02}");
+    let held = call.args.values().any(|v| v.as_str().is_some_and(|s| s.contains(&date)));
+    if call.args.contains_key(param) || tool.required().iter().any(|r| r == param) || held {
+        return None;
+    }
+    let seconds = if format.ends_with(":SS") { ":00" } else { "" };
+    let value = format!("{date} {hour:02}:{minute:02}{seconds}");
+    call.args.insert(param.to_string(), Value::String(value.clone()));
+    Some(format!("{}: {param}: left out -> {value}", call.name))
+}
+
+/// The dates `text` states with their year, each once: `2025-12-20`, `2025/12/20`,
+/// `2025年12月20日`, `December 20, 2025`, `Dec. 20th 2025`, `20 December 2025`.
+fn dates_in(text: &str) -> Vec<(i32, u32, u32)> {
+    let mut dates = Vec::new();
+    let mut push = |date: (i32, u32, u32)| {
+        if chrono::NaiveDate::from_ymd_opt(date.0, date.1, date.2).is_some() && !dates.contains(&date) {
+            dates.push(date);
+        }
+    };
+    let chars: Vec<char> = text.chars().collect();
+    // Figures: year first, then month and day parted by `-`, `/` or 年 月.
+    let mut i = 0;
+    while i < chars.len() {
+        let Some((year, end)) = digits_at(&chars, i).filter(|(y, end)| end - i == 4 && (1900..2200).contains(y)) else {
+            i += 1;
+            continue;
+        };
+        if i > 0 && chars[i - 1].is_ascii_digit() {
+            i = end;
+            continue;
+        }
+        let part = |at: usize| -> Option<(u32, usize)> {
+            let sep = *chars.get(at)?;
+            let at = if matches!(sep, '-' | '/' | '年') { skip_spaces(&chars, at + 1) } else { return None };
+            let (n, end) = digits_at(&chars, at).filter(|(_, end)| end - at <= 2)?;
+            Some((n, skip_spaces(&chars, end)))
+        };
+        if let Some((month, after_month)) = part(skip_spaces(&chars, end)) {
+            let day = match chars.get(after_month) {
+                Some('月') => digits_at(&chars, skip_spaces(&chars, after_month + 1)).filter(|(_, e)| chars.get(*e).is_some_and(|c| matches!(c, '日' | '号'))),
+                Some('-' | '/') => digits_at(&chars, after_month + 1).filter(|(_, e)| !chars.get(*e).is_some_and(char::is_ascii_digit)),
+                _ => None,
+            };
+            if let Some((day, _)) = day {
+                push((year as i32, month, day));
+            }
+        }
+        i = end;
+    }
+    // Words: a month's name with the day before or after it, and the year after both.
+    // Words parted by blanks, commas and full stops alone: "2025/1/9; May 2025" is no 9 May.
+    let lower = text.to_lowercase();
+    let mut words: Vec<&str> = Vec::new();
+    let mut start = None;
+    for (at, c) in lower.char_indices().chain([(lower.len(), ';')]) {
+        match (c.is_ascii_alphanumeric(), start) {
+            (true, None) => start = Some(at),
+            (false, Some(from)) => {
+                words.push(&lower[from..at]);
+                start = None;
+            }
+            _ => {}
+        }
+        if !(c.is_ascii_alphanumeric() || c.is_whitespace() || matches!(c, ',' | '.')) && words.last().is_some_and(|w| !w.is_empty()) {
+            words.push("");
+        }
+    }
+    let day_of = |w: &str| -> Option<u32> {
+        let figures = w.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+        let suffix = &w[figures.len()..];
+        let day: u32 = figures.parse().ok()?;
+        ((1..=31).contains(&day) && matches!(suffix, "" | "st" | "nd" | "rd" | "th")).then_some(day)
+    };
+    let year_of = |w: &str| w.parse::<i32>().ok().filter(|y| (1900..2200).contains(y) && w.len() == 4);
+    for (k, word) in words.iter().enumerate() {
+        let Some(month) = month_of(word) else { continue };
+        let at = |j: usize| words.get(j).copied();
+        if let (Some(day), Some(year)) = (at(k + 1).and_then(day_of), at(k + 2).and_then(year_of)) {
+            push((year, month, day));
+        } else if let (Some(day), Some(year)) = (k.checked_sub(1).and_then(at).and_then(day_of), at(k + 1).and_then(year_of)) {
+            push((year, month, day));
+        }
+    }
+    dates
+}
+
+/// The month an English word names (`december`, `dec`), lowercased.
+fn month_of(word: &str) -> Option<u32> {
+    const MONTHS: [&str; 12] = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+    MONTHS.iter().position(|m| *m == word || (word.len() == 3 && m.starts_with(word)) || (word == "sept" && *m == "september")).map(|i| i as u32 + 1)
+}
+
 /// Words that reckon a time from another: the one time a request states is then not
 /// the time its call wants.
 const OFFSET_WORDS: &[&str] = &["before", "after", "later", "earlier", "early", "ahead", "prior", "ago"];
 const OFFSET_TERMS: &[&str] = &["提前", "之前", "以前", "之后", "以后", "分钟后", "小时后", "分钟前", "小时前", "晚点", "早点"];
 
-/// `value` (a date and time, or a time) without its time of day where `text` states that
-/// time ("晚上八点" for `20:00`): what is left of it must still be written in `text` for the
-/// value to be the conversation's.
+/// `value` (a date and time, a date or a time) without its time of day where `text` states
+/// that time ("晚上八点" for `20:00`), and without its `YYYY-MM-DD` date where `text`
+/// states that date in other words ("December 20, 2025"): what is left of it must still be
+/// written in `text` for the value to be the conversation's.
 pub fn without_stated_time(value: &str, text: &str) -> String {
     let (head, clock) = value.trim().rsplit_once(' ').unwrap_or(("", value.trim()));
     let fields: Vec<u32> = clock.split(':').map_while(|f| f.parse().ok()).collect();
-    match fields[..] {
-        [h, m, ..] if clock.contains(':') && times_in(text).contains(&(h, m)) => head.to_string(),
-        _ => value.to_string(),
-    }
+    let rest = match fields[..] {
+        [h, m, ..] if clock.contains(':') && times_in(text).contains(&(h, m)) => head,
+        _ => value.trim(),
+    };
+    let date = |y: &str, m: &str, d: &str| Some((y.parse().ok()?, m.parse().ok()?, d.parse().ok()?));
+    let stated = match (rest.get(0..4), rest.get(4..5), rest.get(5..7), rest.get(7..8), rest.get(8..10)) {
+        (Some(y), Some("-"), Some(m), Some("-"), Some(d)) => date(y, m, d).is_some_and(|ymd| dates_in(text).contains(&ymd)),
+        _ => false,
+    };
+    if stated { rest[10..].trim().to_string() } else { rest.to_string() }
 }
 
 /// The years `text` writes: four digits from 1900 to 2199 standing alone (not part of a
@@ -504,6 +621,26 @@ mod tests {
         put_right(&mut calls, &tools, "near Fenway Park on June 21, 2025 from 6:30 pm for 4 hours");
         assert_eq!((&calls[0].args["start"], &calls[0].args["duration_minutes"]), (&json!("2025-06-21 18:30"), &json!(240)));
         assert_eq!(hours_in("for 1.5 hrs, then an hour and a half; 三个小时、2小时"), [1.5, 3.0, 2.0]);
+
+        // The one stated date and time, into the one optional date-and-time parameter left out.
+        let ride = || vec![call("ride.request", json!({"pickup": "350 Fifth Avenue"}))];
+        let mut calls = ride();
+        let changed = put_right(&mut calls, &tools, "Schedule a ride from 350 Fifth Avenue, picking us up at 6:15 am on December 20, 2025.");
+        assert_eq!(changed, ["ride.request: schedule_at: left out -> 2025-12-20 06:15"]);
+        for question in [
+            "Schedule a ride from 350 Fifth Avenue for 30 minutes before my 6:15 am flight on December 20, 2025.",
+            "Book a ride from 350 Fifth Avenue at 6:15 am; I land on December 20, 2025 or December 21, 2025.",
+            "Book a ride from 350 Fifth Avenue on December 20, 2025.",
+        ] {
+            let mut calls = ride();
+            assert!(put_right(&mut calls, &tools, question).is_empty(), "{question}");
+        }
+        assert_eq!(
+            dates_in("Dec. 20th 2025, December 5, 2026, 3 March 2024, 2025年5月17日晚上八点, 2025-08-02 and 2025/1/9; May 2025, 2025-13-01"),
+            [(2025, 5, 17), (2025, 8, 2), (2025, 1, 9), (2025, 12, 20), (2026, 12, 5), (2024, 3, 3)]
+        );
+        assert_eq!(without_stated_time("2025-12-20 06:15", "at 6:15 am on December 20, 2025"), "");
+        assert_eq!(without_stated_time("2025-12-21 06:15", "at 6:15 am on December 20, 2025"), "2025-12-21");
         let stated = numbers_stated(&crate::text::normalized("停三个小时，或者 an hour and a half"));
         assert!(stated.contains(&180.0) && stated.contains(&90.0) && stated.contains(&3.0), "{stated:?}");
 
@@ -524,7 +661,8 @@ mod tests {
 
     #[test]
     fn a_time_stated_in_other_words_leaves_the_rest_to_be_written() {
-        assert_eq!(without_stated_time("2026-12-05 19:40", "out since 7:40 this evening (December 5, 2026)"), "2026-12-05");
+        assert_eq!(without_stated_time("2026-12-05 19:40", "out since 7:40 this evening (December 5, 2026)"), "");
+        assert_eq!(without_stated_time("2026-12-06 19:40", "out since 7:40 this evening (December 5, 2026)"), "2026-12-06");
         assert_eq!(without_stated_time("20:00", "晚上八点到"), "");
         assert_eq!(without_stated_time("2026-12-05 18:40", "out since 7:40 this evening"), "2026-12-05 18:40");
         assert_eq!(without_stated_time("2026-12-05", "7:40 this evening"), "2026-12-05");
