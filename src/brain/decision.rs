@@ -135,6 +135,8 @@ pub(crate) fn decide(
             if let Some(question) = question {
                 let fanned = super::choice_names::fan_out(&mut ai.tool_calls, &tools, question);
                 warnings.extend(fanned.iter().map(|f| format!("one call for each choice the request lists: {f}")));
+                let fanned = super::listed_names::fan_out(&mut ai.tool_calls, &tools, question);
+                warnings.extend(fanned.iter().map(|f| format!("one call for each name the request lists: {f}")));
             }
         }
         if profile.name_flags {

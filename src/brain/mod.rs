@@ -18,6 +18,7 @@ pub mod fetch;
 pub mod follow_up;
 pub mod format;
 pub mod generate;
+pub mod listed_names;
 pub mod made_up;
 pub mod mock;
 pub mod named_flags;
