@@ -6,7 +6,7 @@
 //! 转换成 PNG 格式". Those values are all written in the request, so [`super::made_up`] lets
 //! them through; the action is what gives them away. A request whose action is one of a few
 //! specific ones ([`ACTIONS`]: delete, drop, lock, transcribe, convert, install, print,
-//! pay), an English one's first verb or a Chinese term anywhere, that no call's tool names
+//! pay, unfollow, cancel, refund, upgrade), an English one's first verb or a Chinese term anywhere, that no call's tool names
 //! (in its name, description or parameter names) is asked again with the offered tools
 //! that name it alone ("Convert config/servers.yaml to JSON" read with `file_reader` is
 //! asked again with `format_converter`), and where none does, has its calls dropped.
@@ -25,6 +25,10 @@ const ACTIONS: &[(&[&str], &[&str], &[&str])] = &[
     (&["install", "uninstall"], &["安装", "卸载"], &["install"]),
     (&["print"], &["打印"], &["print"]),
     (&["pay"], &["支付", "付款"], &["pay"]),
+    (&["unfollow"], &["取关", "取消关注"], &["unfollow"]),
+    (&["cancel"], &["取消", "退订"], &["cancel", "delete", "remove", "void", "revoke", "terminat", "unsubscrib"]),
+    (&["refund"], &["退款"], &["refund"]),
+    (&["upgrade", "downgrade"], &["升级", "降级"], &["upgrad", "downgrad"]),
 ];
 
 /// What an English request may start with before its verb.
@@ -57,8 +61,11 @@ pub fn unfit(calls: &[ToolCall], tools: &[ToolSpec], question: &str) -> Option<U
             text.push(' ');
             text.push_str(&param.name);
         }
-        let words: Vec<String> = text.split(|c: char| !c.is_ascii_alphanumeric()).map(str::to_lowercase).collect();
-        tool_words.iter().any(|t| words.iter().any(|w| w.starts_with(t)))
+        let words: Vec<String> = text.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
+        // "Stop (not delete) a running machine" does not delete: a word after a denial is
+        // what the tool does not do.
+        let denied = |i: usize| i > 0 && matches!(words[i - 1].as_str(), "not" | "no" | "never" | "without" | "cannot");
+        tool_words.iter().any(|t| words.iter().enumerate().any(|(i, w)| w.starts_with(t) && !denied(i)))
     };
     let done = calls.iter().any(|call| tools.iter().find(|t| t.name == call.name).is_none_or(does));
     let doers = tools.iter().filter(|t| does(t)).map(|t| t.name.clone()).collect();
@@ -127,6 +134,12 @@ mod tests {
         assert_eq!(unfit_action(&[call("files.compress")], "帮我把这张 photo.jpg 转换成 PNG 格式。"), convert);
         assert_eq!(unfit_action(&[call("file_reader")], "Convert config/servers.yaml to JSON."), Some(("convert".into(), vec!["format_converter".into(), "translate.text".into()])));
         assert_eq!(unfit_action(&[call("translate.text")], "Transcribe meeting.mp3 and translate it into English."), Some(("transcribe".into(), vec![])));
+        // A tool that says it does not do the action.
+        let stop = ToolSpec::parse_all(&[json!({"name": "cloud.stop_instance", "description": "Stop (not delete) a running cloud virtual machine by its id.", "parameters": {"type": "object", "properties": {"instance_id": {"type": "string"}}}})]).unwrap();
+        assert_eq!(unfit(&[call("cloud.stop_instance")], &stop, "帮我把 i-0c55d1e2 这台云服务器彻底删除，不是停机。").map(|u| u.doers), Some(vec![]));
+        assert_eq!(unfit_action(&[call("home.lights")], "Cancel my travel insurance policy TRV-55120 and refund the premium."), Some(("cancel".into(), vec!["files.delete".into()])));
+        assert_eq!(unfit_action(&[call("home.lights")], "帮我在推特上取消关注 @spam"), Some(("取消关注".into(), vec![])));
+        assert_eq!(unfit_action(&[call("home.lights")], "帮我把家里的宽带从 100M 升级到 500M 的套餐。"), Some(("升级".into(), vec![])));
     }
 
     #[test]
