@@ -252,7 +252,7 @@ pub fn add_named_choices(calls: &mut [ToolCall], tools: &[ToolSpec], question: &
             let named: Vec<&str> = choices
                 .iter()
                 .copied()
-                .filter(|v| if english { v.len() >= 3 && names_word(&words, v) } else { named_here.contains(v) })
+                .filter(|v| if english { v.len() >= 3 && names_choice(&words, v, &choices) } else { named_here.contains(v) })
                 .collect();
             // The default named beside another: which one this call wants is not clear
             // ("记一笔 12.5 美元的支出，并把 12.5 美元换成欧元").
@@ -288,6 +288,17 @@ pub(crate) fn names_word(words: &[String], choice: &str) -> bool {
     let names = |w: &str| w == choice || w.strip_suffix('s').is_some_and(|stem| stem == choice || stem.strip_suffix('e') == Some(choice.as_str()));
     let head = |w: &str| w.split_once('-').is_some_and(|(head, _)| !NEGATIONS.contains(&head) && !choice.contains('-') && names(head));
     words.iter().any(|w| names(w) || head(w))
+}
+
+/// Whether `words` ([`words_of`]) name `choice`, one of `choices`: as a word of its own
+/// ([`names_word`]), or, for a choice of several parts (`event_postponed`), by a part of
+/// five letters or more that no other choice has ("the festival was postponed").
+pub(crate) fn names_choice(words: &[String], choice: &str, choices: &[&str]) -> bool {
+    let parts = |c: &str| c.to_lowercase().split(['_', '-']).map(str::to_string).collect::<Vec<_>>();
+    let own = parts(choice);
+    names_word(words, choice)
+        || (own.len() >= 2
+            && own.iter().any(|part| part.len() >= 5 && names_word(words, part) && !choices.iter().any(|other| !other.eq_ignore_ascii_case(choice) && parts(other).contains(part))))
 }
 
 /// Heads of hyphenated words that deny what follows them.
@@ -444,13 +455,14 @@ impl Stated<'_> {
     /// fewer (`es` for "Spanish", `CNY` for yuan). Blanks, `_` and `-` aside (`very_active`).
     fn unnamed_choice(&self, value: &str, spec: Option<&Value>) -> bool {
         let Some(spec) = spec else { return false };
-        let is_choice = spec.get("enum").and_then(Value::as_array).is_some_and(|choices| choices.iter().any(|c| c.as_str() == Some(value)));
+        let choices: Vec<&str> = spec.get("enum").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
         let plain = |s: &str| normalized(s).replace(['_', '-'], "");
-        is_choice
+        choices.contains(&value)
             && spec.get("default").and_then(Value::as_str) != Some(value)
             && value.chars().count() > 3
             && self.text.chars().all(|c| c.is_ascii() || !c.is_alphabetic())
             && !plain(self.text).contains(&plain(value))
+            && !names_choice(&words_of(self.text), value, &choices)
     }
 }
 
@@ -779,6 +791,11 @@ mod tests {
         assert!(names_word(&words_of("the best museums and addresses"), "museum"));
         assert!(names_word(&words_of("the best museums and addresses"), "address"));
         assert!(!names_word(&words_of("the best museums"), "muse"));
+        let reasons = ["event_postponed", "event_cancelled", "cannot_attend", "other"];
+        let words = words_of("The festival was postponed and I can't make the new date.");
+        assert!(names_choice(&words, "event_postponed", &reasons));
+        assert!(!names_choice(&words, "cannot_attend", &reasons));
+        assert!(!names_choice(&words_of("an event in town"), "event_postponed", &reasons), "a part other choices share");
         assert!(names_word(&words_of("she'll be an indoor-only dog"), "indoor"));
         assert!(!names_word(&words_of("she'll be an indoor-only dog"), "only"));
         assert!(!names_word(&words_of("a non-smoking room"), "non"));

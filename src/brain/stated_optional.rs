@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::constrain::grammar::{json_grammar, prepared};
 use super::constrain::TokenSpace;
 use super::generate::{GenParams, ModelHandle, StopKind};
-use super::faithful::{names_word, words_of};
+use super::faithful::{names_choice, words_of};
 use super::next_step::number_stated;
 use super::{decision, BrainError, Decision};
 use crate::protocol::ToolCall;
@@ -100,7 +100,8 @@ fn stated(value: &Value, param: &Param, call: &ToolCall, conversation: &str, eng
             let text = text.trim();
             let lower = text.to_lowercase();
             let written = if param.schema.enum_values.is_some() {
-                english && names_word(&words_of(conversation), &lower)
+                let choices: Vec<&str> = param.schema.enum_values.iter().flatten().filter_map(Value::as_str).collect();
+                english && names_choice(&words_of(conversation), &lower, &choices)
             } else {
                 text.chars().count() >= 2 && conversation.to_lowercase().contains(&lower)
             };
