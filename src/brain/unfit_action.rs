@@ -6,7 +6,7 @@
 //! 转换成 PNG 格式". Those values are all written in the request, so [`super::made_up`] lets
 //! them through; the action is what gives them away. A request whose action is one of a few
 //! specific ones ([`ACTIONS`]: delete, drop, lock, transcribe, convert, install, print,
-//! pay, unfollow, cancel, refund, upgrade), an English one's first verb or a Chinese term anywhere, that no call's tool names
+//! pay, unfollow, cancel, refund, upgrade, order), an English one's first verb or a Chinese term anywhere, that no call's tool names
 //! (in its name, description or parameter names) is asked again with the offered tools
 //! that name it alone ("Convert config/servers.yaml to JSON" read with `file_reader` is
 //! asked again with `format_converter`), and where none does, has its calls dropped.
@@ -29,6 +29,7 @@ const ACTIONS: &[(&[&str], &[&str], &[&str])] = &[
     (&["cancel"], &["取消", "退订"], &["cancel", "delete", "remove", "void", "revoke", "terminat", "unsubscrib"]),
     (&["refund"], &["退款"], &["refund"]),
     (&["upgrade", "downgrade"], &["升级", "降级"], &["upgrad", "downgrad"]),
+    (&["order"], &["下单", "订购", "点外卖"], &["order", "purchas", "buy", "checkout"]),
 ];
 
 /// What an English request may start with before its verb.
@@ -140,6 +141,7 @@ mod tests {
         assert_eq!(unfit_action(&[call("home.lights")], "Cancel my travel insurance policy TRV-55120 and refund the premium."), Some(("cancel".into(), vec!["files.delete".into()])));
         assert_eq!(unfit_action(&[call("home.lights")], "帮我在推特上取消关注 @spam"), Some(("取消关注".into(), vec![])));
         assert_eq!(unfit_action(&[call("home.lights")], "帮我把家里的宽带从 100M 升级到 500M 的套餐。"), Some(("升级".into(), vec![])));
+        assert_eq!(unfit_action(&[call("home.lights")], "Can you order a large pepperoni pizza from Tony's for delivery to my hotel?"), Some(("order".into(), vec![])));
     }
 
     #[test]
