@@ -39,6 +39,8 @@ pub fn drop(
     let tools = ToolSpec::parse_all(&request.tools).unwrap_or_default();
     let (unfit_on, made_up_on) = (brain.profile().drop_unfit_actions, brain.profile().drop_made_up_calls);
     let mut dropped: Vec<(usize, String)> = Vec::new();
+    // The action no offered tool does, where that is why the calls went.
+    let mut undoable: Option<String> = None;
     // A fresh request whose action none of the calls' tools does: every call goes.
     let fresh = super::calls_since_question(messages).is_empty();
     let question = super::last_question(messages).map(super::follow_up::new_question);
@@ -48,6 +50,7 @@ pub fn drop(
                 return Ok(());
             }
             let action = &unfit.action;
+            undoable = Some(action.clone());
             dropped = decided.ai.tool_calls.iter().enumerate().map(|(i, c)| (i, format!("a call for \"{action}\", which {} does not do, dropped", c.name))).collect();
         }
     }
@@ -68,7 +71,13 @@ pub fn drop(
         return Ok(());
     }
     on_token(Stream::Text(NO_TOOLS_MARK));
-    let without_tools = DecisionRequest { messages: messages.to_vec(), tools: Vec::new(), ..request.clone() };
+    let mut asked = messages.to_vec();
+    if let Some(action) = &undoable {
+        // Asked again with no word of why, the 0.5B restated the request as its answer
+        // ("Can you order a large pepperoni pizza ...?" for an order no tool places).
+        asked.push(Message::system(cannot_note(action)));
+    }
+    let without_tools = DecisionRequest { messages: asked, tools: Vec::new(), ..request.clone() };
     let answered = brain.decide(&without_tools, on_token, cancel)?;
     decision::add_generation(&mut decided.report.stats, &answered.report.stats);
     decided.raw_output.push_str(NO_TOOLS_MARK);
@@ -80,6 +89,11 @@ pub fn drop(
         decided.report.error = Some(answered.report.error.clone().unwrap_or_else(|| "asked without tools, the model gave no answer".into()));
     }
     Ok(())
+}
+
+/// What the model is told where the request's action is one no offered tool does.
+pub(crate) fn cannot_note(action: &str) -> String {
+    format!("None of your tools can do what the user asks here (\"{action}\"). In one or two short sentences, in the user's language, tell them you cannot do it and how they could do it themselves.")
 }
 
 /// Asks `request` again with only the tools that do the action its calls do not
@@ -366,5 +380,19 @@ mod tests {
         assert!(decided.ai.tool_calls.is_empty());
         assert_eq!(decided.ai.content, "I can't lock doors.");
         assert_eq!(decided.report.warnings[0], "a call for \"lock\", which home.lights does not do, dropped");
+    }
+
+    #[test]
+    fn asked_again_without_tools_for_an_action_none_does_the_model_is_told_why() {
+        let tools = vec![skill("home.lights", "Switch the lights of a room.")];
+        let profile = super::super::Profile { drop_unfit_actions: true, ..Default::default() };
+        let mut brain = Scripted::new(profile, vec![AiMessage::answer("I can't lock doors.")]);
+        let messages = vec![Message::user("Lock the front door.")];
+        let request = asked(&messages, tools);
+        let call = ToolCall { id: "call_001".into(), name: "home.lights".into(), args: json!({"path": "hall"}).as_object().unwrap().clone() };
+        let report = crate::protocol::DecisionReport::new("scripted", request.phase, request.tool_calling, None);
+        let mut decided = Decision { ai: AiMessage::calls(vec![call]), raw_output: String::new(), prompt: String::new(), plan: None, report };
+        drop(&mut brain, &mut decided, &request, &messages, &mut |_| {}, &AtomicBool::new(false)).unwrap();
+        assert_eq!(brain.asked, [vec![Message::user("Lock the front door."), Message::system(cannot_note("lock"))]]);
     }
 }

@@ -17,11 +17,13 @@ pub(crate) struct Scripted {
     pub offered: Vec<Vec<String>>,
     /// Each request's `answer_bias`.
     pub pushed: Vec<Option<f32>>,
+    /// Each request's messages.
+    pub asked: Vec<Vec<Message>>,
 }
 
 impl Scripted {
     pub fn new(profile: Profile, answers: Vec<AiMessage>) -> Self {
-        Self { profile, answers, offered: Vec::new(), pushed: Vec::new() }
+        Self { profile, answers, offered: Vec::new(), pushed: Vec::new(), asked: Vec::new() }
     }
 }
 
@@ -34,6 +36,7 @@ impl Brain for Scripted {
         let names = ToolSpec::parse_all(&request.tools).unwrap().into_iter().map(|t| t.name).collect();
         self.offered.push(names);
         self.pushed.push(request.answer_bias);
+        self.asked.push(request.messages.clone());
         let ai = self.answers.remove(0);
         let report = DecisionReport::new("scripted", request.phase, request.tool_calling, None);
         Ok(Decision { ai, raw_output: "redone".into(), prompt: String::new(), plan: None, report })
