@@ -390,13 +390,7 @@ pub fn put_right(calls: &mut [ToolCall], tools: &[ToolSpec], question: &str) -> 
 pub fn fan_out(calls: &mut Vec<ToolCall>, tools: &[ToolSpec], question: &str) -> Vec<String> {
     let request = Request::new(question);
     let mut changed = Vec::new();
-    let mut names: Vec<String> = Vec::new();
-    for call in calls.iter() {
-        if !names.contains(&call.name) {
-            names.push(call.name.clone());
-        }
-    }
-    for name in names {
+    for name in tools_called(calls) {
         let Some(tool) = tools.iter().find(|t| t.name == name) else { continue };
         let mine: Vec<usize> = (0..calls.len()).filter(|&i| calls[i].name == name).collect();
         let mut candidates: Vec<(String, Vec<&str>)> = Vec::new();
@@ -460,6 +454,17 @@ pub fn fan_out(calls: &mut Vec<ToolCall>, tools: &[ToolSpec], question: &str) ->
         changed.push(format!("{name}: {param} {}", list.join(", ")));
     }
     changed
+}
+
+/// The tools `calls` call, each once, in the order of their first calls.
+pub(crate) fn tools_called(calls: &[ToolCall]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for call in calls {
+        if !names.contains(&call.name) {
+            names.push(call.name.clone());
+        }
+    }
+    names
 }
 
 #[cfg(test)]

@@ -22,13 +22,7 @@ use crate::tools::spec::ToolSpec;
 /// (`tool: param 上海, 成都`).
 pub fn fan_out(calls: &mut Vec<ToolCall>, tools: &[ToolSpec], question: &str) -> Vec<String> {
     let mut changed = Vec::new();
-    let mut names: Vec<String> = Vec::new();
-    for call in calls.iter() {
-        if !names.contains(&call.name) {
-            names.push(call.name.clone());
-        }
-    }
-    for name in names {
+    for name in super::choice_names::tools_called(calls) {
         let Some(tool) = tools.iter().find(|t| t.name == name) else { continue };
         let mine: Vec<usize> = (0..calls.len()).filter(|&i| calls[i].name == name).collect();
         let mut candidates: Vec<(String, usize, Vec<String>)> = Vec::new();
