@@ -82,6 +82,11 @@ impl Brain for CandleBrain {
     }
 
     fn decide(&mut self, request: &DecisionRequest, on_token: TokenSink<'_>, cancel: &AtomicBool) -> Result<Decision, BrainError> {
+        if self.profile.courtesy_replies {
+            if let Some(decided) = super::courtesy::reply(self, request, on_token, cancel)? {
+                return Ok(decided);
+            }
+        }
         if self.profile.fresh_follow_up {
             if let Some(decided) = super::follow_up::ask(self, request, on_token, cancel)? {
                 return Ok(decided);

@@ -151,6 +151,13 @@ pub struct Profile {
     /// A new question after a finished turn is asked as a fresh request with the earlier
     /// turns written into it (`brain::follow_up`).
     pub fresh_follow_up: bool,
+    /// A latest message that only thanks or acknowledges ("好的，谢谢你！") is asked with no
+    /// tools and a note saying what it is (`brain::courtesy`): the 0.5B echoed it back.
+    pub courtesy_replies: bool,
+    /// A free string argument the request names by the parameter's noun ("the web
+    /// deployment", "my Travel deck") is put in where the call holds a longer neighbour
+    /// (`web-03`) or left an optional one out (`brain::noun_values`).
+    pub noun_values: bool,
     /// After tool results, an answer is written again from a prompt of the question and
     /// its results alone (`brain::synthesis`).
     pub answer_from_results: bool,
@@ -265,6 +272,8 @@ impl Default for Profile {
             add_stated_optional: false,
             input_given_bias: None,
             fresh_follow_up: false,
+            courtesy_replies: false,
+            noun_values: false,
             answer_from_results: false,
             next_call_after_results: false,
             next_step_check: false,

@@ -139,6 +139,12 @@ pub(crate) fn decide(
                 warnings.extend(fanned.iter().map(|f| format!("one call for each name the request lists: {f}")));
             }
         }
+        if profile.noun_values {
+            if let Some(question) = question {
+                let changed = super::noun_values::put_right(&mut ai.tool_calls, &tools, super::next_step::asked(question));
+                warnings.extend(changed.iter().map(|c| format!("a value the request names by the parameter's noun, put in: {c}")));
+            }
+        }
         if profile.name_flags {
             if let Some(question) = question {
                 let asked = super::next_step::asked(question);

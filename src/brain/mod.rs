@@ -11,6 +11,7 @@ pub mod choice_names;
 pub mod config;
 pub mod constrain;
 pub mod context;
+pub mod courtesy;
 mod decision;
 pub mod extra_call;
 pub mod faithful;
@@ -32,8 +33,10 @@ pub mod served;
 pub mod stated_optional;
 pub mod stated_times;
 pub mod next_step;
+pub mod noun_values;
 pub mod synthesis;
 pub mod template;
+pub mod threshold;
 pub mod tokenizer;
 pub mod unfit_action;
 

@@ -23,7 +23,7 @@ use std::sync::atomic::AtomicBool;
 
 use serde_json::{Map, Value};
 
-use super::{decision, synthesis, Brain, BrainError, Decision, DecisionRequest, Profile, TokenSink};
+use super::{decision, synthesis, threshold, Brain, BrainError, Decision, DecisionRequest, Profile, TokenSink};
 use crate::protocol::{Message, Phase, Stream, Strategy, ToolCall, ToolCalling};
 use crate::text::normalized;
 use crate::tools::spec::ToolSpec;
@@ -118,6 +118,7 @@ fn ask(
     let tools = ToolSpec::parse_all(&request.tools).unwrap_or_default();
     let conversation = conversation_text(messages);
     let (mut calls, mut dropped) = new_calls(checked.ai.tool_calls.clone(), progress, &tools, &conversation);
+    dropped.extend(unmet_condition(&mut calls, progress, &tools));
     if calls.is_empty() {
         if let Some(undone) = undone_action(&progress.question, &progress.done, &tools) {
             let (more, not_next) = ask_undone(brain, &mut checked, &fresh, &undone, progress, &tools, &conversation, on_token, cancel)?;
@@ -195,27 +196,80 @@ const STEP_ACTIONS: &[(&[&str], &[&str], &[&str])] = &[
     (&["transfer"], &["转账"], &["transfer"]),
 ];
 
-/// Words that make the action depend on what the results show: the model judges that.
+/// Words that make the action depend on what the results show.
 const CONDITIONS: &[&str] = &["if", "unless", "whether", "when", "如果", "若", "要是", "的话", "假如", "是否"];
+
+/// Whether `question` makes what it asks hang on a condition.
+fn conditional(question: &str) -> bool {
+    let lower = question.to_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphabetic()).filter(|w| !w.is_empty()).collect();
+    CONDITIONS.iter().any(|c| if c.is_ascii() { words.contains(c) } else { question.contains(c) })
+}
+
+/// Whether the numeric condition `progress`'s request sets holds on its results
+/// ([`threshold::holds`]): `None` where it sets none, or the results do not settle it.
+pub fn condition_met(progress: &Progress) -> Option<bool> {
+    if !conditional(&progress.question) {
+        return None;
+    }
+    let results: Vec<String> = progress.done.iter().map(|(_, result)| result.clone()).collect();
+    threshold::holds(&progress.question, &results)
+}
+
+/// Whether a word of `tool`'s name (split at `.` and `_`) is one of `names`.
+fn named(tool: &str, names: &[&str]) -> bool {
+    tool.to_lowercase().split(['.', '_']).any(|w| names.contains(&w))
+}
+
+/// The actions `question` asks for ([`STEP_ACTIONS`], in that order) that one of `tools` does
+/// by name: the action as written, the tools that do it, and the words such tools are named by.
+fn asked_actions<'a>(question: &'a str, tools: &'a [ToolSpec]) -> impl Iterator<Item = (String, Vec<String>, &'static [&'static str])> + 'a {
+    let lower = question.to_lowercase();
+    let words: Vec<String> = lower.split(|c: char| !c.is_ascii_alphabetic()).filter(|w| !w.is_empty()).map(str::to_string).collect();
+    STEP_ACTIONS.iter().filter_map(move |(verbs, terms, names)| {
+        let action = verbs.iter().find(|v| words.iter().any(|w| w == *v)).or_else(|| terms.iter().find(|t| question.contains(*t)))?;
+        let doers: Vec<String> = tools.iter().filter(|t| named(&t.name, names)).map(|t| t.name.clone()).collect();
+        (!doers.is_empty()).then(|| (action.to_string(), doers, *names))
+    })
+}
 
 /// The action `question` asks for ([`STEP_ACTIONS`]) that none of the `done` calls' tools
 /// does, where one of `tools` does it by name: after looking the event up, "Cancel my dentist
-/// appointment" still has `calendar.cancel_event` to call. `None` where the action hangs on a
-/// condition ("if it is above 90%, restart ..."), a done call's tool does it, or no tool
-/// does.
+/// appointment" still has `calendar.cancel_event` to call. `None` where a done call's tool
+/// does it, no tool does, or the action hangs on a condition that the results do not show
+/// to hold ("if it is above 90%, restart ..." is due once a result says 97.2; "cancel the
+/// dentist if it is on Friday" is the model's to judge).
 pub fn undone_action(question: &str, done: &[(ToolCall, String)], tools: &[ToolSpec]) -> Option<Undone> {
-    let lower = question.to_lowercase();
-    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphabetic()).filter(|w| !w.is_empty()).collect();
-    if CONDITIONS.iter().any(|c| if c.is_ascii() { words.contains(c) } else { question.contains(c) }) {
-        return None;
+    if conditional(question) {
+        let results: Vec<String> = done.iter().map(|(_, result)| result.clone()).collect();
+        if threshold::holds(question, &results) != Some(true) {
+            return None;
+        }
     }
-    let named = |tool: &str, names: &[&str]| tool.to_lowercase().split(['.', '_']).any(|w| names.contains(&w));
-    STEP_ACTIONS.iter().find_map(|(verbs, terms, names)| {
-        let action = verbs.iter().find(|v| words.contains(v)).or_else(|| terms.iter().find(|t| question.contains(*t)))?;
-        let doers: Vec<String> = tools.iter().filter(|t| named(&t.name, names)).map(|t| t.name.clone()).collect();
+    asked_actions(question, tools).find_map(|(action, doers, names)| {
         let done_already = done.iter().any(|(call, _)| named(&call.name, names));
-        (!doers.is_empty() && !done_already).then(|| Undone { action: action.to_string(), doers })
+        (!done_already).then_some(Undone { action, doers })
     })
+}
+
+/// Drops from `calls` those doing an action `progress`'s request asks for only on a numeric
+/// condition that its results show not to hold ([`condition_met`]): asked to restart a
+/// deployment if the CPU is above 90%, with 42% in the result, a restart acts against the
+/// request. Each dropped call comes back with why.
+pub fn unmet_condition(calls: &mut Vec<ToolCall>, progress: &Progress, tools: &[ToolSpec]) -> Vec<Dropped> {
+    if condition_met(progress) != Some(false) {
+        return Vec::new();
+    }
+    let doers: Vec<String> = asked_actions(&progress.question, tools).flat_map(|(_, doers, _)| doers).collect();
+    let mut dropped = Vec::new();
+    calls.retain(|call| {
+        let conditioned = doers.contains(&call.name);
+        if conditioned {
+            dropped.push(Dropped::ConditionUnmet(call.name.clone()));
+        }
+        !conditioned
+    });
+    dropped
 }
 
 /// The latest request and the calls made for it with their results, when the conversation
@@ -281,6 +335,8 @@ pub enum Dropped {
     Repeat(String),
     /// A value in it comes from neither the user nor a tool.
     Invented { tool: String, param: String, value: String },
+    /// It does what the request asks only on a condition its results show not to hold.
+    ConditionUnmet(String),
 }
 
 impl std::fmt::Display for Dropped {
@@ -290,6 +346,7 @@ impl std::fmt::Display for Dropped {
             Dropped::Invented { tool, param, value } => {
                 write!(f, "{tool}: {param} = {value:?} comes from neither the user nor a tool result")
             }
+            Dropped::ConditionUnmet(tool) => write!(f, "{tool}: the request asks for it only on a condition the results show does not hold"),
         }
     }
 }
@@ -563,6 +620,48 @@ mod tests {
         // A word of the tool's name, not a part of one: `search_books` does not book.
         let shelf = ToolSpec::parse_all(&[json!({"name": "library.search_books", "description": "", "parameters": {"type": "object", "properties": {}}})]).unwrap();
         assert_eq!(undone_action("Find a book on Rust and book it", &[], &shelf), None);
+    }
+
+    /// "Check the CPU ... if it is above 90%, restart ..." with the CPU at `cpu` percent,
+    /// checked on a brain answering `answers` in turn.
+    fn checked_on_condition(cpu: f64, answers: Vec<AiMessage>) -> (Decision, crate::brain::scripted::Scripted) {
+        let looked = call("call_001", "monitor.cpu_usage", json!({"host": "web-03"}));
+        let messages = vec![
+            Message::user("Check the CPU on host web-03. If it is above 90%, restart the web deployment in the prod namespace."),
+            Message::Assistant(AiMessage::calls(vec![looked.clone()])),
+            Message::Tool(ToolMessage::success(&looked, json!({"host": "web-03", "cpu_percent": cpu, "window_minutes": 5}))),
+        ];
+        let schema = |name: &str, props: Value| json!({"type": "function", "function": {"name": name, "description": "", "parameters": {"type": "object", "properties": props}}});
+        let schemas = vec![
+            schema("monitor.cpu_usage", json!({"host": {"type": "string"}})),
+            schema("k8s.rollout_restart", json!({"deployment": {"type": "string"}, "namespace": {"type": "string"}})),
+            schema("k8s.scale_deployment", json!({"deployment": {"type": "string"}, "replicas": {"type": "integer"}})),
+        ];
+        let mut brain = crate::brain::scripted::Scripted::new(Profile::default(), answers);
+        let request = crate::brain::scripted::request(&messages, schemas);
+        let report = crate::protocol::DecisionReport::new("scripted", Phase::React, ToolCalling::PromptJson, None);
+        let mut decided = Decision { ai: AiMessage::answer("It needs a restart."), raw_output: String::new(), prompt: String::new(), plan: None, report };
+        check(&mut brain, &mut decided, &request, &messages, &mut |_| {}, &AtomicBool::new(false)).unwrap();
+        (decided, brain)
+    }
+
+    #[test]
+    fn an_action_on_a_condition_the_results_meet_is_done_and_on_one_they_do_not_is_not() {
+        let restart = call("call_002", "k8s.rollout_restart", json!({"deployment": "web", "namespace": "prod"}));
+        // 97.2% is above 90%: answered, the request is asked again with the tool that restarts.
+        let (decided, brain) = checked_on_condition(97.2, vec![AiMessage::answer("Restarting."), AiMessage::calls(vec![restart.clone()])]);
+        assert_eq!(decided.ai.tool_calls, [restart.clone()]);
+        assert_eq!(brain.offered[1], ["k8s.rollout_restart"]);
+        // 42% is not: nothing is pushed, and a restart the model makes anyway goes.
+        let (decided, brain) = checked_on_condition(42.0, vec![AiMessage::answer("No restart needed.")]);
+        assert!(decided.ai.tool_calls.is_empty() && brain.offered.len() == 1);
+        let (decided, _) = checked_on_condition(42.0, vec![AiMessage::calls(vec![restart])]);
+        assert!(decided.ai.tool_calls.is_empty(), "{:?}", decided.ai);
+        assert!(decided.report.warnings.iter().any(|w| w.contains("k8s.rollout_restart: the request asks for it only on a condition")), "{:?}", decided.report.warnings);
+        // Another tool's call is not the conditioned action: it stays to be judged as before.
+        let scale = call("call_002", "k8s.scale_deployment", json!({"deployment": "web"}));
+        let (decided, _) = checked_on_condition(42.0, vec![AiMessage::calls(vec![scale.clone()])]);
+        assert_eq!(decided.ai.tool_calls, [scale]);
     }
 
     #[test]
