@@ -209,11 +209,16 @@ fn conditional(question: &str) -> bool {
 /// Whether the numeric condition `progress`'s request sets holds on its results
 /// ([`threshold::holds`]): `None` where it sets none, or the results do not settle it.
 pub fn condition_met(progress: &Progress) -> Option<bool> {
-    if !conditional(&progress.question) {
+    condition_holds(&progress.question, &progress.done)
+}
+
+/// [`condition_met`] for a request and the calls made for it with their results.
+fn condition_holds(question: &str, done: &[(ToolCall, String)]) -> Option<bool> {
+    if !conditional(question) {
         return None;
     }
-    let results: Vec<String> = progress.done.iter().map(|(_, result)| result.clone()).collect();
-    threshold::holds(&progress.question, &results)
+    let results: Vec<String> = done.iter().map(|(_, result)| result.clone()).collect();
+    threshold::holds(question, &results)
 }
 
 /// Whether a word of `tool`'s name (split at `.` and `_`) is one of `names`.
@@ -240,11 +245,8 @@ fn asked_actions<'a>(question: &'a str, tools: &'a [ToolSpec]) -> impl Iterator<
 /// to hold ("if it is above 90%, restart ..." is due once a result says 97.2; "cancel the
 /// dentist if it is on Friday" is the model's to judge).
 pub fn undone_action(question: &str, done: &[(ToolCall, String)], tools: &[ToolSpec]) -> Option<Undone> {
-    if conditional(question) {
-        let results: Vec<String> = done.iter().map(|(_, result)| result.clone()).collect();
-        if threshold::holds(question, &results) != Some(true) {
-            return None;
-        }
+    if conditional(question) && condition_holds(question, done) != Some(true) {
+        return None;
     }
     asked_actions(question, tools).find_map(|(action, doers, names)| {
         let done_already = done.iter().any(|(call, _)| named(&call.name, names));
@@ -530,12 +532,17 @@ mod tests {
 
     /// The next step of `dentist()` checked on a brain answering `answers` in turn.
     fn checked(answers: Vec<AiMessage>) -> (Decision, crate::brain::scripted::Scripted) {
+        checked_after(&dentist(), schemas(), "Done.", answers)
+    }
+
+    /// The next step after `messages` (offering `schemas`) checked on a brain answering
+    /// `answers` in turn, the decision's own answer being `answer`.
+    fn checked_after(messages: &[Message], schemas: Vec<Value>, answer: &str, answers: Vec<AiMessage>) -> (Decision, crate::brain::scripted::Scripted) {
         let mut brain = crate::brain::scripted::Scripted::new(Profile::default(), answers);
-        let messages = dentist();
-        let request = crate::brain::scripted::request(&messages, schemas());
+        let request = crate::brain::scripted::request(messages, schemas);
         let report = crate::protocol::DecisionReport::new("scripted", Phase::React, ToolCalling::PromptJson, None);
-        let mut decided = Decision { ai: AiMessage::answer("Done."), raw_output: String::new(), prompt: String::new(), plan: None, report };
-        check(&mut brain, &mut decided, &request, &messages, &mut |_| {}, &AtomicBool::new(false)).unwrap();
+        let mut decided = Decision { ai: AiMessage::answer(answer), raw_output: String::new(), prompt: String::new(), plan: None, report };
+        check(&mut brain, &mut decided, &request, messages, &mut |_| {}, &AtomicBool::new(false)).unwrap();
         (decided, brain)
     }
 
@@ -637,12 +644,7 @@ mod tests {
             schema("k8s.rollout_restart", json!({"deployment": {"type": "string"}, "namespace": {"type": "string"}})),
             schema("k8s.scale_deployment", json!({"deployment": {"type": "string"}, "replicas": {"type": "integer"}})),
         ];
-        let mut brain = crate::brain::scripted::Scripted::new(Profile::default(), answers);
-        let request = crate::brain::scripted::request(&messages, schemas);
-        let report = crate::protocol::DecisionReport::new("scripted", Phase::React, ToolCalling::PromptJson, None);
-        let mut decided = Decision { ai: AiMessage::answer("It needs a restart."), raw_output: String::new(), prompt: String::new(), plan: None, report };
-        check(&mut brain, &mut decided, &request, &messages, &mut |_| {}, &AtomicBool::new(false)).unwrap();
-        (decided, brain)
+        checked_after(&messages, schemas, "It needs a restart.", answers)
     }
 
     #[test]

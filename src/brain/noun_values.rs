@@ -22,7 +22,7 @@ const GENERAL: &[&str] = &["name", "id", "type", "value", "text", "query", "titl
 const NOT_VALUES: &[&str] = &[
     "the", "my", "our", "your", "a", "an", "this", "that", "these", "those", "its", "their", "his", "her", "new", "old", "same", "other",
     "each", "every", "current", "default", "existing", "whole", "first", "last", "next", "previous", "all", "any", "some", "one",
-    "right", "wrong", "whole", "entire", "which", "what", "whose", "to", "in", "of", "for", "from", "on", "at", "by", "with", "and", "or",
+    "right", "wrong", "entire", "which", "what", "whose", "to", "in", "of", "for", "from", "on", "at", "by", "with", "and", "or",
 ];
 
 /// Words a named value follows ("*the* web deployment", "*my* Travel deck").

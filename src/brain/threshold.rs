@@ -104,9 +104,9 @@ pub fn holds(question: &str, results: &[String]) -> Option<bool> {
             numeric_fields("", &output, &mut fields);
         }
     }
-    let words = question_words(question);
-    let named: Vec<f64> = fields.iter().filter(|(key, _)| key_words(key).any(|k| names(&words, &k))).map(|(_, x)| *x).collect();
-    let percent: Vec<f64> = fields.iter().filter(|(key, _)| key_words(key).any(|k| PERCENT_KEYS.contains(&k.as_str()))).map(|(_, x)| *x).collect();
+    let asked: Vec<String> = words(question).collect();
+    let named: Vec<f64> = fields.iter().filter(|(key, _)| words(key).any(|k| names(&asked, &k))).map(|(_, x)| *x).collect();
+    let percent: Vec<f64> = fields.iter().filter(|(key, _)| words(key).any(|k| PERCENT_KEYS.contains(&k.as_str()))).map(|(_, x)| *x).collect();
     let figures = if !named.is_empty() {
         named
     } else if threshold.percent && !percent.is_empty() {
@@ -223,14 +223,10 @@ fn numeric_fields(path: &str, value: &Value, out: &mut Vec<(String, f64)>) {
     }
 }
 
-/// The words of a key path, lower case (`cpuPercent` is not split: keys here are snake case).
-fn key_words(key: &str) -> impl Iterator<Item = String> + '_ {
-    key.split(|c: char| !c.is_ascii_alphabetic()).filter(|w| w.len() >= 3).map(str::to_lowercase)
-}
-
-/// The question's words of three letters or more, lower case.
-fn question_words(question: &str) -> Vec<String> {
-    question.split(|c: char| !c.is_ascii_alphabetic()).filter(|w| w.len() >= 3).map(str::to_lowercase).collect()
+/// The words of three letters or more of a key path or a question, lower case (keys here
+/// are snake case: `cpuPercent` is one word).
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_ascii_alphabetic()).filter(|w| w.len() >= 3).map(str::to_lowercase)
 }
 
 /// Whether a question word is the key word `key`, or the same word with another ending
