@@ -42,13 +42,29 @@ const NUMBER_WORDS: [(&str, f64); 21] = [
 /// not numbers (`2025-05-20` does not write 20). A comma may also part a list (`3, 9, 1`,
 /// which [`normalized`] makes `3,9,1`), so the numbers on either side count too.
 pub fn numbers_written(text: &str) -> Vec<f64> {
-    let mut out: Vec<f64> = NUMBER_WORDS.iter().filter(|(w, _)| text.contains(w)).map(|&(_, n)| n).collect();
+    let words = without_numberless_words(text);
+    let mut out: Vec<f64> = NUMBER_WORDS.iter().filter(|(w, _)| words.contains(w)).map(|&(_, n)| n).collect();
     out.extend(digits_written(text));
     out.extend(chinese_numbers_written(text));
     if text.contains(',') {
         out.extend(digits_written(&text.replace(',', " ")));
     }
     out
+}
+
+/// Everyday words with a number word inside that write no number: "the shop.example zone",
+/// "my phone", "money", "often", "content", "weight", "帮我查一下", "一起", "十分". [`normalized`]
+/// text has no blanks left to tell where a word starts, so they are named.
+const NUMBERLESS_WORDS: &[&str] = &[
+    "someone", "anyone", "everyone", "zone", "phone", "money", "honey", "done", "none", "gone", "bone", "tone", "stone",
+    "alone", "honest", "component", "often", "content", "written", "attend", "attention", "intend", "extend", "tennis",
+    "listen", "kitten", "eaten", "tenant", "tend", "weight", "height", "freight",
+    "一下", "一起", "一些", "一定", "一直", "一样", "一般", "统一", "唯一", "十分", "一旦", "万一",
+];
+
+/// `text` (lower case) with [`NUMBERLESS_WORDS`] blanked out.
+fn without_numberless_words(text: &str) -> String {
+    NUMBERLESS_WORDS.iter().fold(text.to_string(), |text, word| text.replace(word, " "))
 }
 
 /// The numbers `text` (already [`normalized`]) writes in digits, as [`numbers_written`].
@@ -226,6 +242,12 @@ mod tests {
         assert_eq!(chinese_numbers_written("二〇二五年"), [2025.0]);
         assert!(chinese_numbers_written("三四个，一一列出").is_empty());
         assert!(chinese_numbers_written("万万不可，千万别").is_empty(), "{:?}", chinese_numbers_written("万万不可，千万别"));
+        for (text, n) in [("Add an A record to the shop.example zone", 1.0), ("帮我查一下明天的天气", 1.0), ("How often is it written?", 10.0), ("his weight", 8.0), ("十分感谢", 10.0)] {
+            assert!(!numbers_written(&normalized(text)).contains(&n), "{text}");
+        }
+        for (text, n) in [("one zone", 1.0), ("一条记录", 1.0), ("ten tennis balls", 10.0)] {
+            assert!(numbers_written(&normalized(text)).contains(&n), "{text}");
+        }
         let dates = numbers_written(&normalized("on 2025-05-20 at 08:30"));
         assert!(!dates.contains(&20.0) && !dates.contains(&30.0), "{dates:?}");
     }

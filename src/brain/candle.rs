@@ -167,6 +167,9 @@ impl Brain for CandleBrain {
             if self.profile.next_step_check && !asked_first && request.phase == crate::protocol::Phase::React && decided.ai.tool_calls.is_empty() {
                 next_step::check(self, &mut decided, request, &messages, on_token, cancel)?;
             }
+            if self.profile.reanswer_echoes && request.phase == crate::protocol::Phase::React && decided.ai.tool_calls.is_empty() {
+                super::echo::reanswer(self, &mut decided, request, &messages, on_token, cancel)?;
+            }
             if self.profile.answer_from_results && !asked_first && request.phase != crate::protocol::Phase::Plan && decided.ai.tool_calls.is_empty() {
                 if let Some((question, results)) = synthesis::results_for_question(&messages) {
                     self.answer_from_results(&mut decided, question, &results, on_token, cancel)?;

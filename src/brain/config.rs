@@ -154,6 +154,10 @@ pub struct Profile {
     /// A latest message that only thanks or acknowledges ("好的，谢谢你！") is asked with no
     /// tools and a note saying what it is (`brain::courtesy`): the 0.5B echoed it back.
     pub courtesy_replies: bool,
+    /// A fresh answer that only says the user's message back ("你好呀！" for "你好呀！") is
+    /// asked for again with no tools and a note that the message wants a reply of the
+    /// model's own (`brain::echo`).
+    pub reanswer_echoes: bool,
     /// A free string argument the request names by the parameter's noun ("the web
     /// deployment", "my Travel deck") is put in where the call holds a longer neighbour
     /// (`web-03`) or left an optional one out (`brain::noun_values`).
@@ -273,6 +277,7 @@ impl Default for Profile {
             input_given_bias: None,
             fresh_follow_up: false,
             courtesy_replies: false,
+            reanswer_echoes: false,
             noun_values: false,
             answer_from_results: false,
             next_call_after_results: false,

@@ -171,7 +171,7 @@ pub fn made_up_calls(calls: &[ToolCall], tools: &[ToolSpec], conversation: &str)
             }
             let default = spec.and_then(|s| s.get("default"));
             let mut leaves = Vec::new();
-            collect_leaves(value, &mut leaves);
+            required_leaves(value, spec, &mut leaves);
             if let Value::String(text) = value {
                 if words.made_up(text) {
                     return Some(format!("{}: {param} = {value}", call.name));
@@ -189,6 +189,27 @@ pub fn made_up_calls(calls: &[ToolCall], tools: &[ToolSpec], conversation: &str)
         }
     }
     out
+}
+
+/// The leaves of `value` (its schema `spec`) that the call must have: inside an object with
+/// properties, only its required keys', all the way down. An optional key inside an object
+/// (`ttl`, `priority` of a DNS record nobody gave them for) is the model filling what it may
+/// leave out: [`super::faithful::drop_unstated_optional`] leaves it out, and it tells nothing of
+/// whether the call itself was made up (the record's name, type and value the request wrote).
+fn required_leaves<'a>(value: &'a Value, spec: Option<&Value>, out: &mut Vec<&'a Value>) {
+    let properties = spec.and_then(|s| s.get("properties")).and_then(Value::as_object);
+    match (value, properties) {
+        (Value::Object(map), Some(properties)) => {
+            let required: Vec<&str> = spec.and_then(|s| s.get("required")).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+            for (key, inner) in map {
+                if required.contains(&key.as_str()) {
+                    required_leaves(inner, properties.get(key), out);
+                }
+            }
+        }
+        (Value::Array(items), _) => items.iter().for_each(|v| required_leaves(v, spec.and_then(|s| s.get("items")), out)),
+        _ => collect_leaves(value, out),
+    }
 }
 
 /// The words of a conversation, to judge a required string value by: a placeholder (`...`)
@@ -300,6 +321,27 @@ mod tests {
         ] {
             assert!(found("weather.forecast", json!({"city": city}), conversation).is_empty(), "{city} / {conversation}");
         }
+    }
+
+    #[test]
+    fn only_the_keys_an_object_requires_are_judged() {
+        let record = json!({"type": "object", "properties": {
+            "name": {"type": "string"}, "value": {"type": "string"},
+            "ttl": {"type": "integer", "default": 3600}, "priority": {"type": "integer"}},
+            "required": ["name", "value"]});
+        let tool = json!({"type": "function", "function": {"name": "dns.create_record", "parameters": {"type": "object",
+            "properties": {"zone": {"type": "string"}, "record": record, "records": {"type": "array", "items": record}}, "required": ["zone", "record"]}}});
+        let tools = [ToolSpec::parse(&tool, 0).unwrap()];
+        let asked = "Add an A record web2 -> 198.51.100.14 to the shop.example zone.";
+        let filled = call("dns.create_record", json!({"zone": "shop.example", "record": {"name": "web2", "value": "198.51.100.14", "ttl": 7200, "priority": 5}}));
+        assert!(made_up_calls(&[filled], &tools, asked).is_empty());
+        // A required key inside the object still counts, in a list of objects too.
+        let invented = call("dns.create_record", json!({"zone": "shop.example", "record": {"name": "web2", "value": "2001:db8::12345"}}));
+        assert_eq!(made_up_calls(&[invented], &tools, asked).len(), 1);
+        let mut leaves = Vec::new();
+        let listed = json!([{"name": "a", "value": "b", "ttl": 5}]);
+        required_leaves(&listed, tools[0].parameters().get("properties").and_then(|p| p.get("records")), &mut leaves);
+        assert_eq!(leaves, [&json!("a"), &json!("b")]);
     }
 
     #[test]

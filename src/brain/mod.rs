@@ -12,6 +12,7 @@ pub mod config;
 pub mod constrain;
 pub mod context;
 pub mod courtesy;
+pub mod echo;
 mod decision;
 pub mod extra_call;
 pub mod faithful;
