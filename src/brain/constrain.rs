@@ -104,7 +104,8 @@ pub struct Choices {
     pub true_bias: f32,
     /// Added to the answer's logits in place of both biases above when the latest user
     /// message gives what a tool takes: a file path ([`grounding::user_names_a_file`];
-    /// answered without a call, the file's content is made up) or arithmetic
+    /// answered without a call, the file's content is made up), words for the user's files
+    /// with a tool that searches them ([`grounding::user_looks_for_a_file`]) or arithmetic
     /// ([`super::faithful::user_writes_an_expression`]; the 0.5B's own sums are often wrong).
     pub input_given: Option<f32>,
 }
@@ -112,7 +113,11 @@ pub struct Choices {
 impl Choices {
     /// The biases toward the answer for `tools` and `messages`: (envelope, native).
     fn answer_biases(&self, tools: &[ToolSpec], messages: &[Message]) -> (f32, f32) {
-        let given = || grounding::user_names_a_file(tools, messages) || super::faithful::user_writes_an_expression(tools, messages);
+        let given = || {
+            grounding::user_names_a_file(tools, messages)
+                || grounding::user_looks_for_a_file(tools, messages)
+                || super::faithful::user_writes_an_expression(tools, messages)
+        };
         match self.input_given {
             Some(bias) if given() => (bias, bias),
             _ => (self.bias, self.native_bias),

@@ -85,6 +85,28 @@ pub fn user_names_a_file(tools: &[ToolSpec], messages: &[Message]) -> bool {
         && tools.iter().any(|tool| tool.params().iter().any(takes_a_path))
 }
 
+/// Words for the user's files ("Which of my files mentions the VPN?", "我记在某个文件里了，帮我找一下").
+const FILE_WORDS: &[&str] = &["file", "files", "document", "documents", "doc", "docs", "文件", "文档", "笔记"];
+
+/// Whether the latest user message speaks of the user's files and one of `tools` searches
+/// files: what a file holds, or which file holds it, only a tool can tell. Asked "我记在某个
+/// 文件里了，帮我找一下" with `local_file_search` offered, the 0.5B answered "抱歉，我无法协助完成
+/// 这个请求。" (builtin). A tool searches files when its name says it searches or finds
+/// (`search`, `find`) and its name or description speaks of files.
+pub fn user_looks_for_a_file(tools: &[ToolSpec], messages: &[Message]) -> bool {
+    let speaks_of_files = |text: &str| {
+        let lower = text.to_lowercase();
+        let english = lower.split(|c: char| !c.is_ascii_alphabetic()).any(|w| FILE_WORDS.contains(&w));
+        english || FILE_WORDS.iter().filter(|w| !w.is_ascii()).any(|w| lower.contains(w))
+    };
+    let searches_files = |tool: &ToolSpec| {
+        let name = tool.name.to_lowercase();
+        let about_files = |text: &str| text.to_lowercase().contains("file");
+        (name.contains("search") || name.contains("find")) && (about_files(&tool.name) || about_files(&tool.description))
+    };
+    crate::brain::last_question(messages).is_some_and(speaks_of_files) && tools.iter().any(searches_files)
+}
+
 /// Most paths offered to the grammar (a long search result or file can name many).
 const MAX_PATHS: usize = 100;
 
@@ -254,6 +276,20 @@ mod tests {
         assert!(!user_names_a_file(&calculator_only, &asked(&["Read config/app.yaml"])), "no tool takes a path");
         assert!(!user_names_a_file(&tools, &asked(&["What is 3.14 * 5 - 2.5?"])));
         assert!(!user_names_a_file(&tools, &asked(&["Read config/app.yaml", "It says port 8080.", "Thanks! What is the capital of Japan?"])), "only the latest question counts");
+    }
+
+    #[test]
+    fn the_latest_user_message_looks_for_a_file_a_tool_can_search() {
+        let search = json!({"name": "local_file_search", "description": "Search workspace files for a word.", "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}});
+        let mut with_search = tools();
+        with_search.extend(ToolSpec::parse_all(&[search]).unwrap());
+        for asked in ["Which of my files mentions the VPN?", "送面粉的那家供应商电话是多少来着？我记在某个文件里了，帮我找一下。", "Find the document about travel costs"] {
+            assert!(user_looks_for_a_file(&with_search, &[Message::user(asked)]), "{asked}");
+            assert!(!user_looks_for_a_file(&tools(), &[Message::user(asked)]), "no tool searches files: {asked}");
+        }
+        for asked in ["Who painted the Mona Lisa?", "What is the profile of this user?", "给这个 DNS 加一条记录"] {
+            assert!(!user_looks_for_a_file(&with_search, &[Message::user(asked)]), "{asked}");
+        }
     }
 
     #[test]
