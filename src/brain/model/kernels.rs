@@ -117,8 +117,9 @@ fn read_blocks<T: GgmlType>(n: usize, reader: &mut impl Read) -> std::io::Result
 
 /// Asks the kernel to back `len` bytes at `ptr` (not yet touched) with 2 MiB pages where it
 /// can. Decode streams every weight once per token; with 4 KiB pages that is a TLB miss
-/// every 4 KiB, and decode was bound by memory at half the machine's bandwidth.
-fn huge_pages(ptr: *mut u8, len: usize) {
+/// every 4 KiB, and decode was bound by memory at half the machine's bandwidth. `b4 perf`'s
+/// read loop asks for the same pages, so that it measures what the weights can be read at.
+pub fn huge_pages(ptr: *mut u8, len: usize) {
     #[cfg(target_os = "linux")]
     {
         const PAGE: usize = 4096;
