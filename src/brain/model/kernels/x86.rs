@@ -1347,6 +1347,57 @@ mod tests {
         }
     }
 
+    /// The one-row (decode) K-quant kernels against the 256-bit VNNI ones they equal, timed
+    /// in turns on one thread so that a noisy machine moves both alike (the ratio is the
+    /// figure): `cargo test --release --lib one_row_speed -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn one_row_speed() {
+        if !Isa::Vnni.available() {
+            return;
+        }
+        for (name, rows, nb) in [("1.5B gate/up", 8960, 6), ("1.5B down", 1536, 35)] {
+            let x = blocks(nb, Q8K_BYTES, 3);
+            let mut w4 = blocks(rows * nb, Q4K_BYTES, 5);
+            finite_f16(&mut w4, Q4K_BYTES, 0);
+            finite_f16(&mut w4, Q4K_BYTES, 2);
+            let mut w6 = blocks(rows * nb, Q6K_BYTES, 7);
+            finite_f16(&mut w6, Q6K_BYTES, 208);
+            let time = |f: &dyn Fn(usize) -> f32| {
+                let start = std::time::Instant::now();
+                let mut sum = 0.0;
+                for j in 0..rows {
+                    sum += f(j);
+                }
+                std::hint::black_box(sum);
+                start.elapsed().as_secs_f64() * 1e9 / rows as f64
+            };
+            let mut best = [f64::MAX; 4];
+            for _ in 0..15 {
+                // SAFETY: VNNI is available (checked); every row lies in its buffer.
+                let runs: [&dyn Fn(usize) -> f32; 4] = unsafe {
+                    [
+                        &|j| wide::q4k::<1>(w4.as_ptr().add(j * nb * Q4K_BYTES), nb, [x.as_ptr()])[0],
+                        &|j| vnni::q4k::<1>(w4.as_ptr().add(j * nb * Q4K_BYTES), nb, [x.as_ptr()])[0],
+                        &|j| wide::q6k::<1>(w6.as_ptr().add(j * nb * Q6K_BYTES), nb, [x.as_ptr()])[0],
+                        &|j| vnni::q6k::<1>(w6.as_ptr().add(j * nb * Q6K_BYTES), nb, [x.as_ptr()])[0],
+                    ]
+                };
+                for (b, run) in best.iter_mut().zip(runs) {
+                    *b = b.min(time(run));
+                }
+            }
+            println!(
+                "{name:<13} {rows}x{}: Q4_K {:.1} ns/row ({:.2}x the 256-bit kernel), Q6_K {:.1} ns/row ({:.2}x)",
+                nb * 256,
+                best[0],
+                best[1] / best[0],
+                best[2],
+                best[3] / best[2]
+            );
+        }
+    }
+
     /// `m` input rows of `cols` deterministic values in [-1, 1) quantized by `QuantInput`
     /// for `kind` (Q8_K rows laid out in lanes too where AMX runs).
     fn quantized_input(kind: super::super::InputKind, m: usize, cols: usize, seed: u64) -> super::super::QuantInput {
