@@ -680,6 +680,40 @@ mod tests {
         }
     }
 
+    /// A row's product is the same bits whichever group of input rows it is computed in:
+    /// alone (the one-row decode kernels), in a group of four or of eight, or in the
+    /// remainder after them. A prompt read in one batch then gives the same cache and logits
+    /// as read in pieces (a kept prefix, the prompt cache) or token by token.
+    #[test]
+    fn a_row_gives_the_same_bits_in_any_group() {
+        let mut differ = Vec::new();
+        // Block counts: groups of eight, then pairs, then one block left (28, 13, 3, 1).
+        let cases = [(GgmlDType::Q8_0, 896), (GgmlDType::Q8_0, 32 * 13), (GgmlDType::Q5_0, 896), (GgmlDType::Q5_0, 32 * 3), (GgmlDType::Q5_0, 32), (GgmlDType::Q4K, 4864), (GgmlDType::Q6K, 4864), (GgmlDType::Q4K, 256)];
+        for (dtype, cols) in cases {
+            let w = random_matrix(dtype, 3, cols, 11);
+            let m = 19;
+            let x = values(m * cols, 17);
+            for isa in paths() {
+                let mut input = QuantInput::new();
+                input.quantize(w.input_kind(), &x, m, cols);
+                let mut batched = vec![0f32; 3 * m];
+                w.dot_rows_on(isa, 0..3, &input, &mut batched);
+                for t in 0..m {
+                    let mut one = QuantInput::new();
+                    one.quantize(w.input_kind(), &x[t * cols..(t + 1) * cols], 1, cols);
+                    let mut out = vec![0f32; 3];
+                    w.dot_rows_on(isa, 0..3, &one, &mut out);
+                    for j in 0..3 {
+                        if out[j].to_bits() != batched[j * m + t].to_bits() {
+                            differ.push(format!("{dtype:?} cols {cols} {isa:?} row {j} input {t}: alone {} in a batch {}", out[j], batched[j * m + t]));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(differ.is_empty(), "{} products differ:\n{}", differ.len(), differ.join("\n"));
+    }
+
     /// Weights of every bit pattern (the extremes of each type's values and scales), which
     /// the kernels' unsigned tricks and i16 pair sums must survive.
     #[test]

@@ -675,17 +675,26 @@ macro_rules! isa_kernels {
                 _mm256_cvtph_ps(_mm_set_epi16(d(7), d(6), d(5), d(4), d(3), d(2), d(1), d(0)))
             }
 
-            /// [`row32`] for one input row: the integer sums of eight blocks go into one vector
-            /// (lane i: block b + i), which is scaled with one multiply and added with one FMA
-            /// instead of one broadcast, multiply and FMA per block.
+            /// [`row32`] for one input row, bit for bit what [`row32x4`] (and so every
+            /// batched kernel) gives the row: a row's product must not depend on how many rows
+            /// were read with it, or a prompt read in pieces (a kept prefix, the prompt cache,
+            /// token by token) gives other logits than read at once. The integer sums of eight
+            /// blocks go into one vector (lane i: block b + i), scaled with one multiply; the
+            /// products are then added as [`row32x4`] adds them, the even blocks' and the odd
+            /// blocks' in two chains (lanes 0 and 1 of `acc`), the odd block left at the end
+            /// through [`add_block32`].
             ///
             /// # Safety
             /// As [`row32`].
             #[target_feature(enable = $features)]
             pub(super) unsafe fn row32x1<const Q5: bool>(w: *const u8, nb: usize, x: Rows32<1>) -> f32 {
-                let mut acc = _mm256_setzero_ps();
+                let mut acc = _mm_setzero_ps();
                 let mut b = 0;
                 let block_bytes = if Q5 { Q5_0_BYTES } else { Q8_0_BYTES };
+                let offsets = |sums: __m256i| match offset_shift::<Q5>() {
+                    Some(shift) => _mm256_sll_epi32(sums, _mm_cvtsi32_si128(shift)),
+                    None => _mm256_setzero_si256(),
+                };
                 while b + 8 <= nb {
                     super::prefetch_ahead(w.add(b * block_bytes), 8 * block_bytes);
                     let p: [__m256i; 8] = std::array::from_fn(|i| {
@@ -695,21 +704,43 @@ macro_rules! isa_kernels {
                     });
                     let h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
                     let h1 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7]));
-                    let mut sumi = _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20), _mm256_permute2x128_si256(h0, h1, 0x31));
-                    if let Some(shift) = offset_shift::<Q5>() {
-                        let sums = _mm256_loadu_si256(x.sums[0].add(b) as *const __m256i);
-                        sumi = _mm256_sub_epi32(sumi, _mm256_sll_epi32(sums, _mm_cvtsi32_si128(shift)));
-                    }
+                    let sumi = _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20), _mm256_permute2x128_si256(h0, h1, 0x31));
+                    let sumi = _mm256_sub_epi32(sumi, offsets(_mm256_loadu_si256(x.sums[0].add(b) as *const __m256i)));
                     let d = _mm256_mul_ps(eight_scales::<Q5>(w, b), _mm256_loadu_ps(x.scales[0].add(b)));
-                    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(sumi), acc);
+                    let f = _mm256_cvtepi32_ps(sumi);
+                    let (dl, dh) = (_mm256_castps256_ps128(d), _mm256_extractf128_ps(d, 1));
+                    let (fl, fh) = (_mm256_castps256_ps128(f), _mm256_extractf128_ps(f, 1));
+                    // Lanes 0 and 1 of each step: blocks b + 2k and b + 2k + 1.
+                    acc = _mm_fmadd_ps(dl, fl, acc);
+                    acc = _mm_fmadd_ps(_mm_movehl_ps(dl, dl), _mm_movehl_ps(fl, fl), acc);
+                    acc = _mm_fmadd_ps(dh, fh, acc);
+                    acc = _mm_fmadd_ps(_mm_movehl_ps(dh, dh), _mm_movehl_ps(fh, fh), acc);
                     b += 8;
                 }
-                let mut tail = [_mm256_setzero_ps()];
-                while b < nb {
-                    add_block32::<Q5, 1>(w, b, &x, &mut tail);
-                    b += 1;
+                while b + 2 <= nb {
+                    let p: [__m256i; 2] = std::array::from_fn(|i| {
+                        let (_, q, raw) = block32::<Q5>(w, b + i);
+                        let xq = input32::<Q5>(load(x.values[0].add((b + i) * QK8_0) as *const u8), raw);
+                        dpbusd(_mm256_setzero_si256(), q, xq)
+                    });
+                    // Lane 0: block b's sum, lane 1: block b + 1's (the other lanes unused).
+                    let h = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_setzero_si256());
+                    let sumi = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+                    let sums = _mm256_zextsi128_si256(_mm_loadl_epi64(x.sums[0].add(b) as *const __m128i));
+                    let sumi = _mm_sub_epi32(sumi, _mm256_castsi256_si128(offsets(sums)));
+                    let d = _mm_mul_ps(
+                        _mm_set_ps(0.0, 0.0, f16_at(w.add((b + 1) * block_bytes)), f16_at(w.add(b * block_bytes))),
+                        _mm_castsi128_ps(_mm_loadl_epi64(x.scales[0].add(b) as *const __m128i)),
+                    );
+                    acc = _mm_fmadd_ps(d, _mm_cvtepi32_ps(sumi), acc);
+                    b += 2;
                 }
-                hsum(_mm256_add_ps(acc, tail[0]))
+                let mut tail = [_mm256_setzero_ps()];
+                if b < nb {
+                    add_block32::<Q5, 1>(w, b, &x, &mut tail);
+                }
+                let pair = _mm_add_ss(acc, _mm_movehdup_ps(acc));
+                _mm_cvtss_f32(pair) + hsum(tail[0])
             }
 
             /// Integer sums of block pair `(w, x)` for four input rows, one per lane of each
