@@ -23,7 +23,10 @@ use sha2::{Digest, Sha256};
 use super::super::model::CacheImage;
 
 const MAGIC: &[u8; 8] = b"B4PROMPT";
-const VERSION: u32 = 1;
+/// Raised when the keys and values a prefill computes change (2: the one-row Q8_0 / Q5_0
+/// kernels add in the batched ones' order), so a file made by an older build, holding what
+/// this build would not compute, is dropped like any stale file.
+const VERSION: u32 = 2;
 /// The folder's bound by default: some thirty system prompts of the 0.5B model.
 pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 
