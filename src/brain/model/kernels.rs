@@ -689,9 +689,10 @@ mod tests {
         let mut differ = Vec::new();
         // Block counts: groups of eight, then pairs, then one block left (28, 13, 3, 1).
         let cases = [(GgmlDType::Q8_0, 896), (GgmlDType::Q8_0, 32 * 13), (GgmlDType::Q5_0, 896), (GgmlDType::Q5_0, 32 * 3), (GgmlDType::Q5_0, 32), (GgmlDType::Q4K, 4864), (GgmlDType::Q6K, 4864), (GgmlDType::Q4K, 256)];
-        for (dtype, cols) in cases {
+        // Batches that leave three, two, one and no rows after their groups of eight and
+        // four (19 = 16 + 3), and the short ones a token and its drafts make.
+        for ((dtype, cols), m) in cases.into_iter().flat_map(|case| [19, 2, 3, 5, 6, 7, 8].map(|m| (case, m))) {
             let w = random_matrix(dtype, 3, cols, 11);
-            let m = 19;
             let x = values(m * cols, 17);
             for isa in paths() {
                 let mut input = QuantInput::new();
@@ -705,7 +706,7 @@ mod tests {
                     w.dot_rows_on(isa, 0..3, &one, &mut out);
                     for j in 0..3 {
                         if out[j].to_bits() != batched[j * m + t].to_bits() {
-                            differ.push(format!("{dtype:?} cols {cols} {isa:?} row {j} input {t}: alone {} in a batch {}", out[j], batched[j * m + t]));
+                            differ.push(format!("{dtype:?} cols {cols} {isa:?} m {m} row {j} input {t}: alone {} in a batch {}", out[j], batched[j * m + t]));
                         }
                     }
                 }
@@ -761,7 +762,9 @@ mod tests {
         println!("{:<13} {:<5} {:>13} {:>3} | {:>16} | per path: ns/row GB/s (speed-up)", "shape", "type", "rows x cols", "m", "reference");
         for (name, dtype, rows, cols) in shapes {
             let w = random_matrix(dtype, rows, cols, 1);
-            for m in [1, 16] {
+            // One row (decode), a token with its drafts (2, 3, 7: the rows left after the
+            // groups share one pass over the weights), a prompt's group.
+            for m in [1, 2, 3, 7, 16] {
                 // The big output matrices with 16 inputs: a slice of rows keeps the run short.
                 let bench_rows = if m > 1 { rows.min(8192) } else { rows };
                 let mut input = QuantInput::new();

@@ -294,10 +294,14 @@ fn vnni_rows(kernel: &Kernel, rows: Range<usize>, t_start: usize, m: usize, out:
                 out4.copy_from_slice(unsafe { &kernel.dot4(j, t) });
                 t += 4;
             }
-            for o in groups.into_remainder() {
-                // SAFETY: as above, t < m.
-                *o = unsafe { kernel.dot1(j, t) };
-                t += 1;
+            // The one to three rows left share one pass over the weight row: a decode
+            // step, and the batches of a token and its drafts (two to eight rows).
+            // SAFETY: as above, t + rest.len() <= m.
+            match groups.into_remainder() {
+                [] => {}
+                [o] => *o = unsafe { kernel.dot_few::<1>(j, t)[0] },
+                rest @ [_, _] => rest.copy_from_slice(unsafe { &kernel.dot_few::<2>(j, t) }),
+                rest => rest.copy_from_slice(unsafe { &kernel.dot_few::<3>(j, t) }),
             }
         }
         t0 = t1;
@@ -337,21 +341,23 @@ struct Kernel<'a> {
 }
 
 impl Kernel<'_> {
-    /// Weight row `j` with input row `t`.
+    /// Weight row `j` with input rows `t..t + N`, `N` from one to three (a decode step,
+    /// or what a batch leaves after its groups): the weights are unpacked once for all
+    /// `N`, and each row's product is the same bits as alone.
     ///
     /// # Safety
     /// As [`Self::dot`].
     #[inline]
-    unsafe fn dot1(&self, j: usize, t: usize) -> f32 {
-        let Input::Q8_0(x) = self.x else { return self.dot::<1>(j, t)[0] };
+    unsafe fn dot_few<const N: usize>(&self, j: usize, t: usize) -> [f32; N] {
+        let Input::Q8_0(x) = self.x else { return self.dot::<N>(j, t) };
         let w = self.w.as_ptr().add(j * self.row_bytes);
         let nb = self.nb;
-        let row = Rows32::<1>::at(x, nb, t);
+        let rows = Rows32::<N>::at(x, nb, t);
         match (self.isa, self.ty) {
-            (Isa::Avx2, WeightType::Q5_0) => avx2::row32x1::<true>(w, nb, row),
-            (Isa::Vnni | Isa::Amx, WeightType::Q5_0) => vnni::row32x1::<true>(w, nb, row),
-            (Isa::Avx2, _) => avx2::row32x1::<false>(w, nb, row),
-            (Isa::Vnni | Isa::Amx, _) => vnni::row32x1::<false>(w, nb, row),
+            (Isa::Avx2, WeightType::Q5_0) => avx2::row32xn::<true, N>(w, nb, rows),
+            (Isa::Vnni | Isa::Amx, WeightType::Q5_0) => vnni::row32xn::<true, N>(w, nb, rows),
+            (Isa::Avx2, _) => avx2::row32xn::<false, N>(w, nb, rows),
+            (Isa::Vnni | Isa::Amx, _) => vnni::row32xn::<false, N>(w, nb, rows),
         }
     }
 
@@ -675,20 +681,22 @@ macro_rules! isa_kernels {
                 _mm256_cvtph_ps(_mm_set_epi16(d(7), d(6), d(5), d(4), d(3), d(2), d(1), d(0)))
             }
 
-            /// [`row32`] for one input row, bit for bit what [`row32x4`] (and so every
-            /// batched kernel) gives the row: a row's product must not depend on how many rows
-            /// were read with it, or a prompt read in pieces (a kept prefix, the prompt cache,
-            /// token by token) gives other logits than read at once. The integer sums of eight
-            /// blocks go into one vector (lane i: block b + i), scaled with one multiply; the
-            /// products are then added as [`row32x4`] adds them, the even blocks' and the odd
-            /// blocks' in two chains (lanes 0 and 1 of `acc`), the odd block left at the end
-            /// through [`add_block32`].
+            /// [`row32`] for `N` input rows (one to three: a decode step, or the rows a
+            /// batch leaves after its groups of four and eight), bit for bit what [`row32x4`]
+            /// (and so every batched kernel) gives each row: a row's product must not depend
+            /// on how many rows were read with it, or a prompt read in pieces (a kept prefix,
+            /// the prompt cache, token by token) gives other logits than read at once. Each
+            /// weight block is unpacked once for the `N` rows. Per row, the integer sums of
+            /// eight blocks go into one vector (lane i: block b + i), scaled with one multiply;
+            /// the products are then added as [`row32x4`] adds them, the even blocks' and the
+            /// odd blocks' in two chains (lanes 0 and 1 of `acc`), the odd block left at the
+            /// end through [`add_block32`].
             ///
             /// # Safety
             /// As [`row32`].
             #[target_feature(enable = $features)]
-            pub(super) unsafe fn row32x1<const Q5: bool>(w: *const u8, nb: usize, x: Rows32<1>) -> f32 {
-                let mut acc = _mm_setzero_ps();
+            pub(super) unsafe fn row32xn<const Q5: bool, const N: usize>(w: *const u8, nb: usize, x: Rows32<N>) -> [f32; N] {
+                let mut acc = [_mm_setzero_ps(); N];
                 let mut b = 0;
                 let block_bytes = if Q5 { Q5_0_BYTES } else { Q8_0_BYTES };
                 let offsets = |sums: __m256i| match offset_shift::<Q5>() {
@@ -696,51 +704,66 @@ macro_rules! isa_kernels {
                     None => _mm256_setzero_si256(),
                 };
                 while b + 8 <= nb {
-                    super::prefetch_ahead(w.add(b * block_bytes), 8 * block_bytes);
-                    let p: [__m256i; 8] = std::array::from_fn(|i| {
+                    if N == 1 {
+                        super::prefetch_ahead(w.add(b * block_bytes), 8 * block_bytes);
+                    }
+                    let blocks: [(__m256i, __m256i); 8] = std::array::from_fn(|i| {
                         let (_, q, raw) = block32::<Q5>(w, b + i);
-                        let xq = input32::<Q5>(load(x.values[0].add((b + i) * QK8_0) as *const u8), raw);
-                        dpbusd(_mm256_setzero_si256(), q, xq)
+                        (q, raw)
                     });
-                    let h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
-                    let h1 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7]));
-                    let sumi = _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20), _mm256_permute2x128_si256(h0, h1, 0x31));
-                    let sumi = _mm256_sub_epi32(sumi, offsets(_mm256_loadu_si256(x.sums[0].add(b) as *const __m256i)));
-                    let d = _mm256_mul_ps(eight_scales::<Q5>(w, b), _mm256_loadu_ps(x.scales[0].add(b)));
-                    let f = _mm256_cvtepi32_ps(sumi);
-                    let (dl, dh) = (_mm256_castps256_ps128(d), _mm256_extractf128_ps(d, 1));
-                    let (fl, fh) = (_mm256_castps256_ps128(f), _mm256_extractf128_ps(f, 1));
-                    // Lanes 0 and 1 of each step: blocks b + 2k and b + 2k + 1.
-                    acc = _mm_fmadd_ps(dl, fl, acc);
-                    acc = _mm_fmadd_ps(_mm_movehl_ps(dl, dl), _mm_movehl_ps(fl, fl), acc);
-                    acc = _mm_fmadd_ps(dh, fh, acc);
-                    acc = _mm_fmadd_ps(_mm_movehl_ps(dh, dh), _mm_movehl_ps(fh, fh), acc);
+                    let scales = eight_scales::<Q5>(w, b);
+                    for t in 0..N {
+                        let p: [__m256i; 8] = std::array::from_fn(|i| {
+                            let (q, raw) = blocks[i];
+                            let xq = input32::<Q5>(load(x.values[t].add((b + i) * QK8_0) as *const u8), raw);
+                            dpbusd(_mm256_setzero_si256(), q, xq)
+                        });
+                        let h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
+                        let h1 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7]));
+                        let sumi = _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20), _mm256_permute2x128_si256(h0, h1, 0x31));
+                        let sumi = _mm256_sub_epi32(sumi, offsets(_mm256_loadu_si256(x.sums[t].add(b) as *const __m256i)));
+                        let d = _mm256_mul_ps(scales, _mm256_loadu_ps(x.scales[t].add(b)));
+                        let f = _mm256_cvtepi32_ps(sumi);
+                        let (dl, dh) = (_mm256_castps256_ps128(d), _mm256_extractf128_ps(d, 1));
+                        let (fl, fh) = (_mm256_castps256_ps128(f), _mm256_extractf128_ps(f, 1));
+                        // Lanes 0 and 1 of each step: blocks b + 2k and b + 2k + 1.
+                        let a = _mm_fmadd_ps(dl, fl, acc[t]);
+                        let a = _mm_fmadd_ps(_mm_movehl_ps(dl, dl), _mm_movehl_ps(fl, fl), a);
+                        let a = _mm_fmadd_ps(dh, fh, a);
+                        acc[t] = _mm_fmadd_ps(_mm_movehl_ps(dh, dh), _mm_movehl_ps(fh, fh), a);
+                    }
                     b += 8;
                 }
                 while b + 2 <= nb {
-                    let p: [__m256i; 2] = std::array::from_fn(|i| {
+                    let blocks: [(__m256i, __m256i); 2] = std::array::from_fn(|i| {
                         let (_, q, raw) = block32::<Q5>(w, b + i);
-                        let xq = input32::<Q5>(load(x.values[0].add((b + i) * QK8_0) as *const u8), raw);
-                        dpbusd(_mm256_setzero_si256(), q, xq)
+                        (q, raw)
                     });
-                    // Lane 0: block b's sum, lane 1: block b + 1's (the other lanes unused).
-                    let h = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_setzero_si256());
-                    let sumi = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-                    let sums = _mm256_zextsi128_si256(_mm_loadl_epi64(x.sums[0].add(b) as *const __m128i));
-                    let sumi = _mm_sub_epi32(sumi, _mm256_castsi256_si128(offsets(sums)));
-                    let d = _mm_mul_ps(
-                        _mm_set_ps(0.0, 0.0, f16_at(w.add((b + 1) * block_bytes)), f16_at(w.add(b * block_bytes))),
-                        _mm_castsi128_ps(_mm_loadl_epi64(x.scales[0].add(b) as *const __m128i)),
-                    );
-                    acc = _mm_fmadd_ps(d, _mm_cvtepi32_ps(sumi), acc);
+                    let scales = _mm_set_ps(0.0, 0.0, f16_at(w.add((b + 1) * block_bytes)), f16_at(w.add(b * block_bytes)));
+                    for t in 0..N {
+                        let p: [__m256i; 2] = std::array::from_fn(|i| {
+                            let (q, raw) = blocks[i];
+                            let xq = input32::<Q5>(load(x.values[t].add((b + i) * QK8_0) as *const u8), raw);
+                            dpbusd(_mm256_setzero_si256(), q, xq)
+                        });
+                        // Lane 0: block b's sum, lane 1: block b + 1's (the other lanes unused).
+                        let h = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_setzero_si256());
+                        let sumi = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+                        let sums = _mm256_zextsi128_si256(_mm_loadl_epi64(x.sums[t].add(b) as *const __m128i));
+                        let sumi = _mm_sub_epi32(sumi, _mm256_castsi256_si128(offsets(sums)));
+                        let d = _mm_mul_ps(scales, _mm_castsi128_ps(_mm_loadl_epi64(x.scales[t].add(b) as *const __m128i)));
+                        acc[t] = _mm_fmadd_ps(d, _mm_cvtepi32_ps(sumi), acc[t]);
+                    }
                     b += 2;
                 }
-                let mut tail = [_mm256_setzero_ps()];
+                let mut tail = [_mm256_setzero_ps(); N];
                 if b < nb {
-                    add_block32::<Q5, 1>(w, b, &x, &mut tail);
+                    add_block32::<Q5, N>(w, b, &x, &mut tail);
                 }
-                let pair = _mm_add_ss(acc, _mm_movehdup_ps(acc));
-                _mm_cvtss_f32(pair) + hsum(tail[0])
+                std::array::from_fn(|t| {
+                    let pair = _mm_add_ss(acc[t], _mm_movehdup_ps(acc[t]));
+                    _mm_cvtss_f32(pair) + hsum(tail[t])
+                })
             }
 
             /// Integer sums of block pair `(w, x)` for four input rows, one per lane of each
