@@ -225,3 +225,45 @@ fn cpu_forward_is_the_same_batched_in_pieces_and_token_by_token() {
     assert_eq!(model.cached_len(), ids.len());
     same(&stepped, "token by token");
 }
+
+/// The decoder keeps a checked draft's positions as hidden rows and projects each onto the
+/// vocabulary only when it picks from it, and only for the tokens the grammar allows where
+/// it allows few: those logits must be the very bits the forward pass gives, and every other
+/// token `-inf`.
+#[test]
+fn hidden_rows_projected_on_demand_give_the_forward_logits() {
+    let path = model_path();
+    let mut file = File::open(&path).unwrap();
+    let content = gguf_file::Content::read(&mut file).unwrap();
+    let tokenizer = ModelTokenizer::from_gguf(&content.metadata).unwrap();
+    let ids = tokenizer.encode(LOGITS_PROMPT).unwrap();
+    let config = Qwen2Config::from_gguf(&content).unwrap();
+    let hidden_size = config.hidden;
+    let mut model = CpuQwen2::from_gguf(&content, &mut file, config, 2).unwrap();
+    let split = ids.len() - 5;
+    model.forward(&ids[..split]).unwrap();
+    let all = model.forward_all(&ids[split..]).unwrap();
+    model.truncate(split);
+    let hidden = model.forward_hidden(&ids[split..]).unwrap();
+    assert_eq!(model.cached_len(), ids.len());
+    assert_eq!(hidden.len(), 5 * hidden_size);
+    for (row, h) in hidden.chunks_exact(hidden_size).enumerate() {
+        let want: Vec<f32> = all.get(row).unwrap().to_vec1().unwrap();
+        let full = model.project(h, None).unwrap();
+        assert_eq!(full.len(), want.len());
+        assert!(full.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "row {row}: the full projection differs");
+        // A scattered few, a run of neighbours, the first and the last row of the matrix.
+        let mut some: Vec<u32> = (0..want.len() as u32).step_by(997).chain(40_000..40_300).chain([want.len() as u32 - 1]).collect();
+        some.sort_unstable();
+        some.dedup();
+        let sparse = model.project(h, Some(&some)).unwrap();
+        for (id, (a, b)) in sparse.iter().zip(&want).enumerate() {
+            if some.binary_search(&(id as u32)).is_ok() {
+                assert_eq!(a.to_bits(), b.to_bits(), "row {row}, token {id}: {a} projected alone, {b} in the forward pass");
+            } else {
+                assert_eq!(*a, f32::NEG_INFINITY, "row {row}, token {id} was not asked for");
+            }
+        }
+    }
+    assert!(model.project(&hidden[..hidden_size], Some(&[u32::MAX])).is_err(), "an id past the vocabulary is an error");
+}

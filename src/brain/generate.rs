@@ -495,10 +495,32 @@ impl Decoder {
     /// cached; a failed forward empties every cache.
     fn run_model(&mut self, tokens: &[u32], every_position: bool) -> Result<Tensor, BrainError> {
         let result = if every_position { self.lm.forward_all(tokens) } else { self.lm.forward(tokens) };
+        self.ran(tokens, result)
+    }
+
+    /// Like [`Decoder::forward_all`], with each position's hidden row instead of its logits
+    /// ([`Decoder::project`] makes them); `None` where the model has no such pass.
+    fn forward_hidden(&mut self, tokens: &[u32]) -> Result<Option<Vec<f32>>, BrainError> {
+        let Some(result) = self.lm.forward_hidden(tokens) else { return Ok(None) };
+        self.ran(tokens, result).map(Some)
+    }
+
+    /// The logits of a hidden row (only `ids`' when given, the others `-inf`), with the
+    /// ids past the tokenizer's `vocab` at `-inf` as [`logit_values`] leaves them.
+    fn project(&mut self, hidden: &[f32], ids: Option<&[u32]>, vocab: usize) -> Result<Vec<f32>, BrainError> {
+        let mut values = self.lm.project(hidden, ids).map_err(gen_err)?;
+        for v in values.iter_mut().skip(vocab) {
+            *v = f32::NEG_INFINITY;
+        }
+        Ok(values)
+    }
+
+    /// Records a forward call's `tokens` as cached, or on failure empties every cache.
+    fn ran<T>(&mut self, tokens: &[u32], result: candle_core::Result<T>) -> Result<T, BrainError> {
         match result {
-            Ok(logits) => {
+            Ok(out) => {
                 self.cached.extend_from_slice(tokens);
-                Ok(logits)
+                Ok(out)
             }
             Err(e) => {
                 // The cache may hold part of the batch: start clean next time.
@@ -759,7 +781,7 @@ impl Decoder {
         let mut generated = Vec::new();
         // Logits of the positions after the last token picked, in order: one row, or one
         // per draft token still to check.
-        let mut rows = VecDeque::from([logit_values(&logits, vocab)?]);
+        let mut rows = VecDeque::from([Row::Logits(logit_values(&logits, vocab)?)]);
         // Tokens the grammar forced, run in the cache ahead of being picked.
         let mut draft: VecDeque<u32> = VecDeque::new();
         let mut forwarded = 0usize;
@@ -773,11 +795,24 @@ impl Decoder {
                 stop = StopKind::Constraint;
                 break;
             }
-            let Some(mut values) = rows.pop_front() else {
+            let Some(row) = rows.pop_front() else {
                 return Err(BrainError::Generation("decoder: no logits for the next token".into()));
             };
             if let Some(c) = params.constraint.as_mut() {
                 c.budget(max_new - step);
+            }
+            let mut values = match row {
+                Row::Logits(values) => values,
+                Row::Hidden(hidden) => {
+                    // The grammar's tokens first: where it allows few, only their rows of
+                    // the vocabulary projection are computed.
+                    let masking = Instant::now();
+                    let allowed = params.constraint.as_mut().and_then(|c| c.allowed()).filter(|ids| ids.len() <= vocab / SPARSE_SHARE);
+                    stats.mask_ms += ms_since(masking);
+                    self.project(&hidden, allowed.as_deref(), vocab)?
+                }
+            };
+            if let Some(c) = params.constraint.as_mut() {
                 let masking = Instant::now();
                 let any = c.mask_logits(&mut values).map_err(|e| BrainError::Generation(format!("constraint: {e}")))?;
                 stats.mask_ms += ms_since(masking);
@@ -839,18 +874,21 @@ impl Decoder {
             } else {
                 Vec::new()
             };
-            if forced.is_empty() {
-                rows.push_back(logit_values(&self.forward(&[token])?, vocab)?);
+            let mut batch = Vec::with_capacity(forced.len() + 1);
+            batch.push(token);
+            batch.extend_from_slice(&forced);
+            if let Some(hidden) = self.forward_hidden(&batch)? {
+                let width = hidden.len() / batch.len();
+                rows.extend(hidden.chunks_exact(width.max(1)).map(|h| Row::Hidden(h.to_vec())));
+            } else if forced.is_empty() {
+                rows.push_back(Row::Logits(logit_values(&self.forward(&[token])?, vocab)?));
             } else {
-                let mut batch = Vec::with_capacity(forced.len() + 1);
-                batch.push(token);
-                batch.extend_from_slice(&forced);
                 let all = self.forward_all(&batch)?;
                 for row in 0..batch.len() {
-                    rows.push_back(logit_values(&all.get(row).map_err(gen_err)?, vocab)?);
+                    rows.push_back(Row::Logits(logit_values(&all.get(row).map_err(gen_err)?, vocab)?));
                 }
-                draft.extend(forced);
             }
+            draft.extend(forced);
             forwarded += 1;
         }
         // Draft tokens never picked leave the cache.
@@ -878,6 +916,19 @@ fn gen_err(e: candle_core::Error) -> BrainError {
 }
 
 /// The logits as values, masked to the tokenizer's vocabulary.
+/// What the decoder holds for a position not yet picked from: its logits, or its hidden
+/// row when the model projects on demand (then only the tokens the grammar allows may be
+/// projected).
+enum Row {
+    Logits(Vec<f32>),
+    Hidden(Vec<f32>),
+}
+
+/// Where the grammar allows at most this share of the vocabulary (1 / n), only those
+/// tokens' logits are computed: one thread over a few thousand rows of the projection beats
+/// both threads over all of them.
+const SPARSE_SHARE: usize = 8;
+
 fn logit_values(logits: &Tensor, vocab: usize) -> Result<Vec<f32>, BrainError> {
     let mut values: Vec<f32> = logits.to_vec1().map_err(gen_err)?;
     // Ids past the tokenizer's vocabulary (padding rows of the output matrix) never decode.

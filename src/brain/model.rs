@@ -48,6 +48,19 @@ pub trait CausalLm: Send {
         let rows = tokens.iter().map(|&t| self.forward(&[t])).collect::<candle_core::Result<Vec<_>>>()?;
         Tensor::stack(&rows, 0)
     }
+    /// Runs `tokens` and caches them like [`CausalLm::forward_all`], but stops before the
+    /// vocabulary projection: one hidden row per position (`hidden_size` values each), for
+    /// [`CausalLm::project`]. `None` (the default): this model projects only inside its
+    /// forward, and callers use [`CausalLm::forward_all`].
+    fn forward_hidden(&mut self, _tokens: &[u32]) -> Option<candle_core::Result<Vec<f32>>> {
+        None
+    }
+    /// The logits of one row of [`CausalLm::forward_hidden`], `(vocab,)`: every token's,
+    /// or only those of `ids` (sorted; the others `-inf`), each the same value as in the
+    /// full projection.
+    fn project(&mut self, _hidden: &[f32], _ids: Option<&[u32]>) -> candle_core::Result<Vec<f32>> {
+        candle_core::bail!("this model has no separate vocabulary projection")
+    }
     /// Positions held in the cache.
     fn cached_len(&self) -> usize;
     /// Keeps the first `len` cached positions. Returns false when the model cannot cut its
@@ -130,8 +143,16 @@ impl SavedCache {
 /// Our two Qwen2 passes (candle ops, own CPU pass) own a truncatable cache: the same
 /// `CausalLm` over their inherent methods.
 macro_rules! truncatable_qwen2 {
-    ($model:ty) => {
+    ($model:ty $(, $hidden:ident)?) => {
         impl CausalLm for $model {
+            $(
+                fn $hidden(&mut self, tokens: &[u32]) -> Option<candle_core::Result<Vec<f32>>> {
+                    Some(<$model>::forward_hidden(self, tokens))
+                }
+                fn project(&mut self, hidden: &[f32], ids: Option<&[u32]>) -> candle_core::Result<Vec<f32>> {
+                    <$model>::project(self, hidden, ids)
+                }
+            )?
             fn forward(&mut self, tokens: &[u32]) -> candle_core::Result<Tensor> {
                 <$model>::forward(self, tokens)
             }
@@ -185,7 +206,8 @@ macro_rules! truncatable_qwen2 {
 }
 
 truncatable_qwen2!(Qwen2);
-truncatable_qwen2!(CpuQwen2);
+// Our own CPU pass also hands out hidden rows and projects them on demand.
+truncatable_qwen2!(CpuQwen2, forward_hidden);
 
 /// Our two Qwen3.5 passes keep a recurrent state that goes back to checkpoints.
 macro_rules! recurrent_qwen35 {

@@ -13,6 +13,9 @@ pub struct GrammarConstraint {
     matcher: Matcher,
     /// Ids at or past this are outside the tokenizer (padding rows of the output matrix).
     vocab_size: usize,
+    /// The mask of the current state, once computed: the decoder asks for the allowed
+    /// tokens (to project only those) and then masks with them.
+    mask: Option<SimpleVob>,
 }
 
 impl std::fmt::Debug for GrammarConstraint {
@@ -28,12 +31,17 @@ const WORD_BITS: usize = 32;
 
 impl GrammarConstraint {
     pub fn new(matcher: Matcher, vocab_size: usize) -> Self {
-        Self { matcher, vocab_size }
+        Self { matcher, vocab_size, mask: None }
     }
 
     /// The tokens allowed next; once the grammar is complete, only the end of turn.
     fn mask(&mut self) -> Result<SimpleVob, String> {
-        self.matcher.compute_mask_or_eos().map_err(|e| e.to_string())
+        if let Some(mask) = &self.mask {
+            return Ok(mask.clone());
+        }
+        let mask = self.matcher.compute_mask_or_eos().map_err(|e| e.to_string())?;
+        self.mask = Some(mask.clone());
+        Ok(mask)
     }
 
     /// Why the grammar stopped, or the matcher's error.
@@ -81,6 +89,7 @@ impl TokenConstraint for GrammarConstraint {
     }
 
     fn commit(&mut self, token: u32) -> Result<(), String> {
+        self.mask = None;
         self.matcher.consume_token(token).map_err(|e| e.to_string())
     }
 
@@ -89,6 +98,7 @@ impl TokenConstraint for GrammarConstraint {
     }
 
     fn draft(&mut self) -> Vec<u32> {
+        self.mask = None;
         if self.matcher.is_stopped() {
             return Vec::new();
         }
@@ -96,6 +106,7 @@ impl TokenConstraint for GrammarConstraint {
     }
 
     fn valid_prefix(&mut self, tokens: &[u32]) -> usize {
+        self.mask = None;
         if self.matcher.is_stopped() {
             return 0;
         }

@@ -462,3 +462,57 @@ fn drafts_from_the_context_give_the_tokens_of_one_token_steps() {
         assert_eq!(&cached[prompt_ids.len()..], &batched.tokens[..cached.len() - prompt_ids.len()], "{name}");
     }
 }
+
+/// Masks to `Only`'s tokens without saying which they are ahead (`allowed` is `None`), so
+/// the decoder projects every token and the mask does the rest.
+struct MaskOnly(Only);
+
+impl TokenConstraint for MaskOnly {
+    fn allowed(&mut self) -> Option<Vec<u32>> {
+        None
+    }
+    fn mask_logits(&mut self, logits: &mut [f32]) -> Result<bool, String> {
+        let allowed = self.0.allowed().unwrap_or_default();
+        for (id, value) in logits.iter_mut().enumerate() {
+            if !allowed.contains(&(id as u32)) {
+                *value = f32::NEG_INFINITY;
+            }
+        }
+        Ok(!allowed.is_empty())
+    }
+    fn commit(&mut self, token: u32) -> Result<(), String> {
+        self.0.commit(token)
+    }
+    fn is_finished(&self) -> bool {
+        self.0.is_finished()
+    }
+}
+
+/// Where the constraint names the few tokens it allows, only their logits are computed:
+/// greedy and sampled generations, with and without drafts, pick what they pick with every
+/// token's logits computed and masked (sampling reads every allowed logit's value).
+#[test]
+fn projecting_only_the_allowed_tokens_picks_what_the_whole_vocabulary_picks() {
+    let (_dir, handle) = tiny();
+    let vocab = handle.tokenizer().vocab_size();
+    let allowed: Vec<u32> = "helowrd abc".chars().map(|c| handle.tokenizer().token_id(&c.to_string().replace(' ', "Ġ")).unwrap()).collect();
+    assert!(allowed.len() * SPARSE_SHARE <= vocab, "{} of {vocab} tokens: the projection would not be sparse", allowed.len());
+    let prompt = format!("<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n", "hello world ".repeat(4));
+    let only = |mask_only: bool| -> Box<dyn TokenConstraint + Send> {
+        let only = Only { allowed: allowed.clone(), committed: Arc::default(), finish_after: 30 };
+        if mask_only { Box::new(MaskOnly(only)) } else { Box::new(only) }
+    };
+    for (name, make) in [
+        ("greedy", &(|c, d| GenParams { draft_tokens: d, constraint: Some(c), ..params(40) }) as &dyn Fn(Box<dyn TokenConstraint + Send>, usize) -> GenParams),
+        ("sampled", &|c, d| GenParams { draft_tokens: d, constraint: Some(c), do_sample: true, temperature: 1.5, seed: 5, ..params(40) }),
+    ] {
+        for drafts in [0, 7] {
+            handle.reset().unwrap();
+            let (whole, _) = run(&handle, &prompt, make(only(true), drafts));
+            handle.reset().unwrap();
+            let (sparse, _) = run(&handle, &prompt, make(only(false), drafts));
+            assert_eq!(whole.tokens.len(), 30, "{name}");
+            assert_eq!(sparse.tokens, whole.tokens, "{name}, drafts {drafts}");
+        }
+    }
+}

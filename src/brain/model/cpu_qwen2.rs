@@ -20,7 +20,7 @@ use candle_core::{Device, Tensor};
 
 use super::attention::{self, KvCache};
 use super::cpu_ops::{matmul, rms_norm, rope, rope_tables, swiglu};
-use super::kernels::{QuantInput, QuantMatrix};
+use super::kernels::{InputKind, QuantInput, QuantMatrix};
 use super::pool::Pool;
 use super::qwen2::Qwen2Config;
 
@@ -290,6 +290,65 @@ impl CpuQwen2 {
 
     /// Runs `tokens` and returns the logits of the last `rows` positions, row after row.
     fn forward_rows(&mut self, tokens: &[u32], rows: usize) -> Result<Vec<f32>> {
+        let hidden = self.forward_normed(tokens, rows)?;
+        let rows = hidden.len() / self.config.hidden;
+        let vocab = self.embed.rows();
+        let output = self.output.as_ref().unwrap_or(&self.embed);
+        let mut logits = vec![0f32; rows * vocab];
+        let s = &mut self.scratch;
+        matmul(&self.pool, &mut [(output, &mut logits[..], None)], &hidden, rows, &mut s.q8_0, &mut s.q8k)?;
+        Ok(logits)
+    }
+
+    /// Runs `tokens` and caches them like [`CpuQwen2::forward_all`], but stops before the
+    /// vocabulary projection: the final-normed hidden state of every position, row after
+    /// row, for [`CpuQwen2::project`] to turn into logits when (and where) they are needed.
+    pub fn forward_hidden(&mut self, tokens: &[u32]) -> Result<Vec<f32>> {
+        self.forward_normed(tokens, tokens.len())
+    }
+
+    /// The logits of one row of [`CpuQwen2::forward_hidden`]: every token's, or only those
+    /// of `ids` (the others `-inf`), each the same bits as in the full projection (a weight
+    /// row's product does not depend on the rows computed beside it). A grammar that allows
+    /// a few hundred tokens needs a few hundred of the vocabulary's rows, not all of them.
+    pub fn project(&mut self, hidden: &[f32], ids: Option<&[u32]>) -> Result<Vec<f32>> {
+        let h = self.config.hidden;
+        let hidden = hidden.get(..h).ok_or_else(|| candle_core::Error::Msg("projection of a short hidden row".into()))?;
+        let vocab = self.embed.rows();
+        let output = self.output.as_ref().unwrap_or(&self.embed);
+        let s = &mut self.scratch;
+        let Some(ids) = ids else {
+            let mut logits = vec![0f32; vocab];
+            matmul(&self.pool, &mut [(output, &mut logits[..], None)], hidden, 1, &mut s.q8_0, &mut s.q8k)?;
+            return Ok(logits);
+        };
+        let input = match output.input_kind() {
+            InputKind::Q8_0 => &mut s.q8_0,
+            InputKind::Q8K => &mut s.q8k,
+        };
+        input.quantize(output.input_kind(), hidden, 1, h);
+        let mut logits = vec![f32::NEG_INFINITY; vocab];
+        let mut i = 0;
+        // Runs of consecutive ids in one call each.
+        while i < ids.len() {
+            let start = ids[i] as usize;
+            let mut end = start + 1;
+            while i + 1 < ids.len() && ids[i + 1] as usize == end {
+                end += 1;
+                i += 1;
+            }
+            i += 1;
+            if end > vocab {
+                candle_core::bail!("token id {} is outside the vocabulary ({vocab})", end - 1);
+            }
+            output.dot_rows(start..end, input, &mut logits[start..end]);
+        }
+        Ok(logits)
+    }
+
+    /// Runs `tokens` and returns the final-normed hidden states of the last `rows`
+    /// positions, row after row.
+    fn forward_normed(&mut self, tokens: &[u32], rows: usize) -> Result<Vec<f32>> {
         let m = tokens.len();
         if m == 0 {
             candle_core::bail!("forward on no tokens");
@@ -317,15 +376,12 @@ impl CpuQwen2 {
 
         // Only the positions asked for go through the vocabulary projection.
         let rows = rows.clamp(1, m);
-        let last = s.x.get((m - rows) * h..m * h).unwrap_or_default().to_vec();
-        s.h.resize(rows * h, 0.0);
-        for (src, dst) in last.chunks_exact(h).zip(s.h.chunks_exact_mut(h)) {
+        let mut hidden = vec![0f32; rows * h];
+        let last = s.x.get((m - rows) * h..m * h).unwrap_or_default();
+        for (src, dst) in last.chunks_exact(h).zip(hidden.chunks_exact_mut(h)) {
             rms_norm(src, &self.norm, c.rms_eps as f32, dst);
         }
-        let output = self.output.as_ref().unwrap_or(&self.embed);
-        let mut logits = vec![0f32; rows * vocab];
-        matmul(&self.pool, &mut [(output, &mut logits[..], None)], &s.h, rows, &mut s.q8_0, &mut s.q8k)?;
-        Ok(logits)
+        Ok(hidden)
     }
 }
 
