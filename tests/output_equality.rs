@@ -191,6 +191,15 @@ fn top_logits_match_the_stored_values() {
     }
 }
 
+/// Our CPU pass on the default model (two threads) and the fixed prompt's token ids.
+fn cpu_model() -> (CpuQwen2, Vec<u32>) {
+    let mut file = File::open(model_path()).unwrap();
+    let content = gguf_file::Content::read(&mut file).unwrap();
+    let ids = ModelTokenizer::from_gguf(&content.metadata).unwrap().encode(LOGITS_PROMPT).unwrap();
+    let config = Qwen2Config::from_gguf(&content).unwrap();
+    (CpuQwen2::from_gguf(&content, &mut file, config, 2).unwrap(), ids)
+}
+
 /// A prompt run in one batch (groups of eight and four input rows per weight block in the
 /// kernels), in two pieces split anywhere (a kept prefix, a prompt read from the cache) and
 /// token by token (one row) gives the same logits, bit for bit: what a decision says must not
@@ -198,13 +207,7 @@ fn top_logits_match_the_stored_values() {
 /// batched kernels' order, pieces not a multiple of four apart moved logits by up to 0.43.)
 #[test]
 fn cpu_forward_is_the_same_batched_in_pieces_and_token_by_token() {
-    let path = model_path();
-    let mut file = File::open(&path).unwrap();
-    let content = gguf_file::Content::read(&mut file).unwrap();
-    let tokenizer = ModelTokenizer::from_gguf(&content.metadata).unwrap();
-    let ids = tokenizer.encode(LOGITS_PROMPT).unwrap();
-    let config = Qwen2Config::from_gguf(&content).unwrap();
-    let mut model = CpuQwen2::from_gguf(&content, &mut file, config, 2).unwrap();
+    let (mut model, ids) = cpu_model();
     let batched: Vec<f32> = model.forward(&ids).unwrap().to_vec1().unwrap();
     let same = |other: &[f32], how: &str| {
         let differ = batched.iter().zip(other).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
@@ -232,14 +235,8 @@ fn cpu_forward_is_the_same_batched_in_pieces_and_token_by_token() {
 /// token `-inf`.
 #[test]
 fn hidden_rows_projected_on_demand_give_the_forward_logits() {
-    let path = model_path();
-    let mut file = File::open(&path).unwrap();
-    let content = gguf_file::Content::read(&mut file).unwrap();
-    let tokenizer = ModelTokenizer::from_gguf(&content.metadata).unwrap();
-    let ids = tokenizer.encode(LOGITS_PROMPT).unwrap();
-    let config = Qwen2Config::from_gguf(&content).unwrap();
-    let hidden_size = config.hidden;
-    let mut model = CpuQwen2::from_gguf(&content, &mut file, config, 2).unwrap();
+    let (mut model, ids) = cpu_model();
+    let hidden_size = model.config().hidden;
     let split = ids.len() - 5;
     model.forward(&ids[..split]).unwrap();
     let all = model.forward_all(&ids[split..]).unwrap();

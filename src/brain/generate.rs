@@ -806,10 +806,14 @@ impl Decoder {
                 Row::Hidden(hidden) => {
                     // The grammar's tokens first: where it allows few, only their rows of
                     // the vocabulary projection are computed.
-                    let masking = Instant::now();
-                    let allowed = params.constraint.as_mut().and_then(|c| c.allowed()).filter(|ids| ids.len() <= vocab / SPARSE_SHARE);
-                    stats.mask_ms += ms_since(masking);
-                    self.project(&hidden, allowed.as_deref(), vocab)?
+                    let allowed = params.constraint.as_mut().and_then(|c| {
+                        let masking = Instant::now();
+                        let allowed = c.allowed();
+                        stats.mask_ms += ms_since(masking);
+                        allowed
+                    });
+                    let few = allowed.filter(|ids| ids.len() <= vocab / SPARSE_SHARE);
+                    self.project(&hidden, few.as_deref(), vocab)?
                 }
             };
             if let Some(c) = params.constraint.as_mut() {
