@@ -508,11 +508,7 @@ impl Decoder {
     /// The logits of a hidden row (only `ids`' when given, the others `-inf`), with the
     /// ids past the tokenizer's `vocab` at `-inf` as [`logit_values`] leaves them.
     fn project(&mut self, hidden: &[f32], ids: Option<&[u32]>, vocab: usize) -> Result<Vec<f32>, BrainError> {
-        let mut values = self.lm.project(hidden, ids).map_err(gen_err)?;
-        for v in values.iter_mut().skip(vocab) {
-            *v = f32::NEG_INFINITY;
-        }
-        Ok(values)
+        Ok(past_vocab_masked(self.lm.project(hidden, ids).map_err(gen_err)?, vocab))
     }
 
     /// Records a forward call's `tokens` as cached, or on failure empties every cache.
@@ -919,7 +915,6 @@ fn gen_err(e: candle_core::Error) -> BrainError {
     BrainError::Generation(e.to_string())
 }
 
-/// The logits as values, masked to the tokenizer's vocabulary.
 /// What the decoder holds for a position not yet picked from: its logits, or its hidden
 /// row when the model projects on demand (then only the tokens the grammar allows may be
 /// projected).
@@ -933,13 +928,18 @@ enum Row {
 /// both threads over all of them.
 const SPARSE_SHARE: usize = 8;
 
+/// The logits as values, masked to the tokenizer's vocabulary.
 fn logit_values(logits: &Tensor, vocab: usize) -> Result<Vec<f32>, BrainError> {
-    let mut values: Vec<f32> = logits.to_vec1().map_err(gen_err)?;
+    let values: Vec<f32> = logits.to_vec1().map_err(gen_err)?;
+    Ok(past_vocab_masked(values, vocab))
+}
+
+fn past_vocab_masked(mut values: Vec<f32>, vocab: usize) -> Vec<f32> {
     // Ids past the tokenizer's vocabulary (padding rows of the output matrix) never decode.
     for v in values.iter_mut().skip(vocab) {
         *v = f32::NEG_INFINITY;
     }
-    Ok(values)
+    values
 }
 
 /// The next token from (masked) logits: greedy or sampled as the processor was set up.

@@ -291,12 +291,17 @@ impl CpuQwen2 {
     /// Runs `tokens` and returns the logits of the last `rows` positions, row after row.
     fn forward_rows(&mut self, tokens: &[u32], rows: usize) -> Result<Vec<f32>> {
         let hidden = self.forward_normed(tokens, rows)?;
+        self.project_all(&hidden)
+    }
+
+    /// Every token's logits for each of the hidden rows `hidden`, row after row (all
+    /// threads).
+    fn project_all(&mut self, hidden: &[f32]) -> Result<Vec<f32>> {
         let rows = hidden.len() / self.config.hidden;
-        let vocab = self.embed.rows();
         let output = self.output.as_ref().unwrap_or(&self.embed);
-        let mut logits = vec![0f32; rows * vocab];
+        let mut logits = vec![0f32; rows * output.rows()];
         let s = &mut self.scratch;
-        matmul(&self.pool, &mut [(output, &mut logits[..], None)], &hidden, rows, &mut s.q8_0, &mut s.q8k)?;
+        matmul(&self.pool, &mut [(output, &mut logits[..], None)], hidden, rows, &mut s.q8_0, &mut s.q8k)?;
         Ok(logits)
     }
 
@@ -314,14 +319,10 @@ impl CpuQwen2 {
     pub fn project(&mut self, hidden: &[f32], ids: Option<&[u32]>) -> Result<Vec<f32>> {
         let h = self.config.hidden;
         let hidden = hidden.get(..h).ok_or_else(|| candle_core::Error::Msg("projection of a short hidden row".into()))?;
+        let Some(ids) = ids else { return self.project_all(hidden) };
         let vocab = self.embed.rows();
         let output = self.output.as_ref().unwrap_or(&self.embed);
         let s = &mut self.scratch;
-        let Some(ids) = ids else {
-            let mut logits = vec![0f32; vocab];
-            matmul(&self.pool, &mut [(output, &mut logits[..], None)], hidden, 1, &mut s.q8_0, &mut s.q8k)?;
-            return Ok(logits);
-        };
         let input = match output.input_kind() {
             InputKind::Q8_0 => &mut s.q8_0,
             InputKind::Q8K => &mut s.q8k,
