@@ -282,7 +282,7 @@ pub fn decode_bytes_per_token(path: &Path) -> Option<u64> {
     if !path.is_file() {
         return None;
     }
-    let mut file = std::fs::File::open(path).ok()?;
+    let mut file = std::io::BufReader::new(std::fs::File::open(path).ok()?);
     let content = candle_core::quantized::gguf_file::Content::read(&mut file).ok()?;
     let tied = !content.tensor_infos.contains_key("output.weight");
     let bytes = content

@@ -189,6 +189,27 @@ fn unsupported_architectures_and_bad_files_are_clear_errors() {
     assert!(err.contains("config.json"), "{err}");
 }
 
+/// The tokenizer is built on a thread of its own while the weights are read: its error still
+/// reaches the caller, and comes first when the weights are broken too.
+#[test]
+fn a_broken_tokenizer_is_reported_even_while_weights_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_tiny_qwen2_gguf(dir.path(), "qwen2");
+    let tokenizer = dir.path().join("tiny-qwen2.tokenizer.json");
+    std::fs::write(&tokenizer, b"{ not json").unwrap();
+    let err = load_model(&path, None, "", &Device::Cpu).err().unwrap().to_string();
+    assert!(err.contains("tiny-qwen2.tokenizer.json"), "{err}");
+    // Weights cut short as well: the tokenizer's error is the one shown.
+    let content = gguf_file::Content::read(&mut File::open(&path).unwrap()).unwrap();
+    File::options().write(true).open(&path).unwrap().set_len(content.tensor_data_offset + 64).unwrap();
+    let err = load_model(&path, None, "", &Device::Cpu).err().unwrap().to_string();
+    assert!(err.contains("tiny-qwen2.tokenizer.json"), "{err}");
+    // With the tokenizer gone, the weights' error.
+    std::fs::remove_file(&tokenizer).unwrap();
+    let err = load_model(&path, None, "", &Device::Cpu).err().unwrap().to_string();
+    assert!(!err.contains("tokenizer"), "{err}");
+}
+
 #[test]
 fn hugging_face_folders_load_for_qwen2_and_qwen3() {
     for model_type in ["qwen2", "qwen3"] {
