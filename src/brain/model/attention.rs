@@ -471,32 +471,37 @@ mod tests {
         }
     }
 
-    /// Time of one decode step's attention over every layer's cache (28 layers, so the caches
-    /// come from memory as in the model) and of a 256-token prefill chunk, at the 1.5B's shape:
+    /// Time of one decode step's attention over every layer's cache (the model's layer count,
+    /// so the caches come from memory as in the model), of a step with drafts (2 and 4 rows)
+    /// and of a 256-token prefill chunk, at the 0.5B's and the 1.5B's shapes:
     /// `cargo test --release --lib attention::tests::attention_speed -- --ignored --nocapture`
-    /// (`LAYERS`, `THREADS`: other counts).
+    /// (`THREADS`: another thread count).
     #[test]
     #[ignore]
     fn attention_speed() {
         let threads = std::env::var("THREADS").ok().and_then(|v| v.parse().ok()).unwrap_or(2);
         let pool = Pool::new(threads);
-        let shape = Shape { n_head: 12, n_kv_head: 2, head_dim: 128 };
-        let layers: usize = std::env::var("LAYERS").ok().and_then(|v| v.parse().ok()).unwrap_or(28);
-        let (kv_dim, q_dim) = (256, 12 * 128);
-        for (pos, m) in [(1000, 1), (744, 256)] {
-            let caches: Vec<(KvCache, KvCache)> =
-                (0..layers).map(|l| (cache(shape, &values((pos + m) * kv_dim, 2 * l as u32)), cache(shape, &values((pos + m) * kv_dim, 2 * l as u32 + 1)))).collect();
-            let q = values(m * q_dim, 7);
-            let mut out = vec![0f32; m * q_dim];
-            let mut best = f64::MAX;
-            for _ in 0..10 {
-                let start = std::time::Instant::now();
-                for (k, v) in &caches {
-                    attention(&pool, shape, &q, k, v, pos, m, &mut out).unwrap();
+        for (name, shape, layers) in [
+            ("0.5B", Shape { n_head: 14, n_kv_head: 2, head_dim: 64 }, 24),
+            ("1.5B", Shape { n_head: 12, n_kv_head: 2, head_dim: 128 }, 28),
+        ] {
+            let (kv_dim, q_dim) = (shape.n_kv_head * shape.head_dim, shape.n_head * shape.head_dim);
+            for (pos, m) in [(1000, 1), (1000, 2), (1000, 4), (744, 256)] {
+                let caches: Vec<(KvCache, KvCache)> = (0..layers)
+                    .map(|l| (cache(shape, &values((pos + m) * kv_dim, 2 * l as u32)), cache(shape, &values((pos + m) * kv_dim, 2 * l as u32 + 1))))
+                    .collect();
+                let q = values(m * q_dim, 7);
+                let mut out = vec![0f32; m * q_dim];
+                let mut best = f64::MAX;
+                for _ in 0..10 {
+                    let start = std::time::Instant::now();
+                    for (k, v) in &caches {
+                        attention(&pool, shape, &q, k, v, pos, m, &mut out).unwrap();
+                    }
+                    best = best.min(start.elapsed().as_secs_f64());
                 }
-                best = best.min(start.elapsed().as_secs_f64());
+                println!("{name} pos {pos}, m {m}: {:.3} ms for {layers} layers (best of 10)", best * 1e3);
             }
-            println!("pos {pos}, m {m}: {:.2} ms for {layers} layers (best of 10)", best * 1e3);
         }
     }
 
