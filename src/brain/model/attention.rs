@@ -116,10 +116,16 @@ pub fn attention(pool: &Pool, shape: Shape, q: &[f32], k_cache: &KvCache, v_cach
     if hd == 0 || q.len() < m * q_dim || out.len() < m * q_dim || !k_cache.holds(shape, pos + m) || !v_cache.holds(shape, pos + m) {
         return Err(StepFailed);
     }
-    // One unit of work: a query position and a key/value head with the n_rep query heads
-    // that share it, so each cached key and value row is read once for all of them (read
-    // per head, the 1.5B's decode at 1000 positions pulled ~340 MB a token through L3).
-    let units = m * n_kv_head;
+    // One unit of work: a key/value head with the n_rep query heads that share it, for a
+    // block of consecutive query positions, so each cached key and value row is read once
+    // for all of them (read per head, the 1.5B's decode at 1000 positions pulled ~340 MB a
+    // token through L3; read per position, a token checked with three drafts read every
+    // layer's cache four times, and attention cost four times one row's). Blocks are as
+    // long as leaves every thread a unit: a decode step's rows (up to MAX_ROWS) go together
+    // where there are as many key/value heads as threads.
+    let rows = m.div_ceil((pool.threads() / n_kv_head.max(1)).max(1)).clamp(1, MAX_ROWS);
+    let blocks = m.div_ceil(rows);
+    let units = blocks * n_kv_head;
     let n_chunks = units.min(pool.threads() * 16);
     let per_chunk = units.div_ceil(n_chunks.max(1));
     let group = n_rep * hd;
@@ -127,30 +133,56 @@ pub fn attention(pool: &Pool, shape: Shape, q: &[f32], k_cache: &KvCache, v_cach
     let simd = simd_available();
     pool.run(n_chunks, &|c| {
         let mut scores = Vec::new();
+        let (mut queries, mut outs, mut seen) = (Vec::new(), Vec::new(), Vec::new());
         for unit in c * per_chunk..((c + 1) * per_chunk).min(units) {
-            let (t, g) = (unit / n_kv_head, unit % n_kv_head);
-            let start = t * q_dim + g * group;
-            let Some(queries) = q.get(start..start + group) else { return };
-            let seen = pos + t + 1;
+            let (block, g) = (unit / n_kv_head, unit % n_kv_head);
+            let ts = block * rows..((block + 1) * rows).min(m);
             let (keys, values) = (k_cache.head(g), v_cache.head(g));
-            // SAFETY: each unit writes its own heads' values, and units are split between
-            // chunks without overlap.
-            let dst = unsafe { shared.slice(start..start + group) };
-            if simd && hd.is_multiple_of(8) && keys.fits(seen, hd) && values.fits(seen, hd) {
+            let last_seen = pos + ts.end;
+            if simd && hd.is_multiple_of(8) && keys.fits(last_seen, hd) && values.fits(last_seen, hd) {
+                // The block's query heads side by side, each with the keys its position sees.
+                queries.clear();
+                seen.clear();
+                for t in ts.clone() {
+                    let start = t * q_dim + g * group;
+                    let Some(q) = q.get(start..start + group) else { return };
+                    queries.extend_from_slice(q);
+                    seen.extend(std::iter::repeat_n(pos + t + 1, n_rep));
+                }
+                outs.clear();
+                outs.resize(queries.len(), 0.0);
                 #[cfg(target_arch = "x86_64")]
-                // SAFETY: AVX2 and FMA are available (`simd`), both caches hold `seen` rows
-                // of `hd` values at their offsets (`fits`), `queries` and `dst` n_rep * hd.
+                // SAFETY: AVX2 and FMA are available (`simd`), both caches hold the block's
+                // last `seen` rows of `hd` values at their offsets (`fits`), `queries` and
+                // `outs` hold `seen.len()` heads of `hd`.
                 unsafe {
-                    x86::attend_group(queries, hd, keys, values, seen, scale, &mut scores, dst)
+                    x86::attend_group(&queries, hd, keys, values, &seen, scale, &mut scores, &mut outs)
                 };
+                for (i, t) in ts.enumerate() {
+                    let start = t * q_dim + g * group;
+                    // SAFETY: each unit writes its own positions' heads, and units are split
+                    // between chunks without overlap.
+                    let dst = unsafe { shared.slice(start..start + group) };
+                    dst.copy_from_slice(&outs[i * group..(i + 1) * group]);
+                }
             } else {
-                for (query, dst) in queries.chunks_exact(hd).zip(dst.chunks_exact_mut(hd)) {
-                    attend_any(query, keys, values, seen, scale, &mut scores, dst);
+                for t in ts {
+                    let start = t * q_dim + g * group;
+                    let Some(queries) = q.get(start..start + group) else { return };
+                    // SAFETY: as above.
+                    let dst = unsafe { shared.slice(start..start + group) };
+                    for (query, dst) in queries.chunks_exact(hd).zip(dst.chunks_exact_mut(hd)) {
+                        attend_any(query, keys, values, pos + t + 1, scale, &mut scores, dst);
+                    }
                 }
             }
         }
     })
 }
+
+/// The most query positions one unit of attention takes at once (a decode step's token and
+/// its drafts).
+const MAX_ROWS: usize = 8;
 
 /// Rows of `head_dim` values at `offset` in each `stride`-wide position of a cache.
 #[derive(Clone, Copy)]
@@ -211,68 +243,53 @@ mod x86 {
     /// Positions whose values stay in L1 while every head of a group adds them up.
     const VALUE_BLOCK: usize = 32;
 
-    /// The `queries.len() / hd` query heads that share one key/value head, against `n` keys.
+    /// The `queries.len() / hd` query heads that share one key/value head, head `h` against
+    /// keys `0..seen[h]`. Heads of several positions go together: the keys all of them see
+    /// are read once for all, the rest per head. Each score, softmax and weighted sum is
+    /// worked out exactly as for one head alone: keys in groups of four from key 0 (the
+    /// last one to three keys of a head one at a time), values added in position order.
     ///
     /// # Safety
     /// AVX2 and FMA must be available; `hd` a multiple of 8; `keys` and `values` must hold
-    /// `n` rows of `hd` values (`Rows::fits`); `out` must have `queries.len()` values.
+    /// `max(seen)` rows of `hd` values (`Rows::fits`); `seen` must have one entry per query
+    /// head and `out` `queries.len()` values.
     #[allow(clippy::too_many_arguments)]
     #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn attend_group(queries: &[f32], hd: usize, keys: Rows, values: Rows, n: usize, scale: f32, scores: &mut Vec<f32>, out: &mut [f32]) {
+    pub unsafe fn attend_group(queries: &[f32], hd: usize, keys: Rows, values: Rows, seen: &[usize], scale: f32, scores: &mut Vec<f32>, out: &mut [f32]) {
         let heads = queries.len() / hd;
         let chunks = hd / 8;
+        let seen = &seen[..heads];
+        let n = seen.iter().copied().max().unwrap_or(0);
+        let common = seen.iter().copied().min().unwrap_or(0);
         scores.clear();
         scores.resize(heads * n, 0.0);
         let k = keys.data.as_ptr().add(keys.offset);
+        let keys_at = (k, keys.stride);
+        // The groups of four every head sees, for all heads at once.
+        let shared_end = common - common % 4;
         let mut p = 0;
-        // Eight keys at a time (eight independent sums sharing each load of a query: with
-        // four, each sum's chain of FMAs waited on the one before); the key rows stay in L1
-        // while every head of the group is scored against them. Each score's own sum is
-        // the same as with four or one at a time.
-        while p + 4 <= n {
-            // Two heads at a time share each key load (each score's own sum is unchanged).
-            let mut r = 0;
-            while r + 2 <= heads {
-                let (q0, q1) = (queries.as_ptr().add(r * hd), queries.as_ptr().add((r + 1) * hd));
-                let mut a = [_mm256_setzero_ps(); 4];
-                let mut b = [_mm256_setzero_ps(); 4];
-                for c in 0..chunks {
-                    let (qa, qb) = (_mm256_loadu_ps(q0.add(8 * c)), _mm256_loadu_ps(q1.add(8 * c)));
-                    for i in 0..4 {
-                        let kv = _mm256_loadu_ps(k.add((p + i) * keys.stride + 8 * c));
-                        a[i] = _mm256_fmadd_ps(qa, kv, a[i]);
-                        b[i] = _mm256_fmadd_ps(qb, kv, b[i]);
-                    }
-                }
-                _mm_storeu_ps(scores.as_mut_ptr().add(r * n + p), _mm_mul_ps(hsum4(a), _mm_set1_ps(scale)));
-                _mm_storeu_ps(scores.as_mut_ptr().add((r + 1) * n + p), _mm_mul_ps(hsum4(b), _mm_set1_ps(scale)));
-                r += 2;
-            }
-            for r in r..heads {
-                let q = queries.as_ptr().add(r * hd);
-                let mut a = [_mm256_setzero_ps(); 4];
-                for c in 0..chunks {
-                    let qc = _mm256_loadu_ps(q.add(8 * c));
-                    for (i, acc) in a.iter_mut().enumerate() {
-                        *acc = _mm256_fmadd_ps(qc, _mm256_loadu_ps(k.add((p + i) * keys.stride + 8 * c)), *acc);
-                    }
-                }
-                _mm_storeu_ps(scores.as_mut_ptr().add(r * n + p), _mm_mul_ps(hsum4(a), _mm_set1_ps(scale)));
-            }
+        while p < shared_end {
+            four_keys(queries, hd, keys_at, p, 0..heads, n, scale, scores);
             p += 4;
         }
-        while p < n {
-            for r in 0..heads {
-                let q = queries.as_ptr().add(r * hd);
+        // Each head's own rest: its further groups of four, then one key at a time.
+        for (r, &n_r) in seen.iter().enumerate() {
+            let mut p = shared_end;
+            while p + 4 <= n_r {
+                four_keys(queries, hd, keys_at, p, r..r + 1, n, scale, scores);
+                p += 4;
+            }
+            let q = queries.as_ptr().add(r * hd);
+            while p < n_r {
                 let mut acc = _mm256_setzero_ps();
                 for c in 0..chunks {
                     acc = _mm256_fmadd_ps(_mm256_loadu_ps(q.add(8 * c)), _mm256_loadu_ps(k.add(p * keys.stride + 8 * c)), acc);
                 }
                 scores[r * n + p] = hsum(acc) * scale;
+                p += 1;
             }
-            p += 1;
         }
-        let mut inv = [0f32; 16];
+        let mut inv = [0f32; 64];
         let mut inv_big = Vec::new();
         let inv: &mut [f32] = if heads <= inv.len() {
             &mut inv[..heads]
@@ -281,7 +298,7 @@ mod x86 {
             &mut inv_big
         };
         for (r, i) in inv.iter_mut().enumerate() {
-            *i = 1.0 / softmax_numerators(scores.get_mut(r * n..(r + 1) * n).unwrap_or_default());
+            *i = 1.0 / softmax_numerators(scores.get_mut(r * n..r * n + seen[r]).unwrap_or_default());
         }
         // Values in blocks of positions kept in L1 while each head adds them up, eight
         // vector accumulators at a time (a 128-value head takes two passes).
@@ -290,7 +307,11 @@ mod x86 {
         let mut p0 = 0;
         while p0 < n {
             let p1 = (p0 + VALUE_BLOCK).min(n);
-            for r in 0..heads {
+            for (r, &n_r) in seen.iter().enumerate() {
+                let p1 = p1.min(n_r);
+                if p1 <= p0 {
+                    continue;
+                }
                 let o = out.as_mut_ptr().add(r * hd);
                 let w = scores.as_ptr().add(r * n);
                 let mut c0 = 0;
@@ -319,6 +340,48 @@ mod x86 {
             for o in out.get_mut(r * hd..(r + 1) * hd).unwrap_or_default() {
                 *o *= i;
             }
+        }
+    }
+
+    /// Keys `p..p + 4` (rows of the `stride`-wide cache at `k`) scored against query heads
+    /// `heads`, into `scores` (`n` a head), two heads at a time sharing each key load: four
+    /// independent sums per head sharing each load of its query, the key rows kept in L1
+    /// while every head is scored against them.
+    ///
+    /// # Safety
+    /// As [`attend_group`]'s, and keys `p..p + 4` must be in the cache and in every head's
+    /// `n` scores.
+    #[allow(clippy::too_many_arguments)]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn four_keys(queries: &[f32], hd: usize, (k, stride): (*const f32, usize), p: usize, heads: std::ops::Range<usize>, n: usize, scale: f32, scores: &mut [f32]) {
+        let chunks = hd / 8;
+        let mut r = heads.start;
+        while r + 2 <= heads.end {
+            let (q0, q1) = (queries.as_ptr().add(r * hd), queries.as_ptr().add((r + 1) * hd));
+            let mut a = [_mm256_setzero_ps(); 4];
+            let mut b = [_mm256_setzero_ps(); 4];
+            for c in 0..chunks {
+                let (qa, qb) = (_mm256_loadu_ps(q0.add(8 * c)), _mm256_loadu_ps(q1.add(8 * c)));
+                for i in 0..4 {
+                    let kv = _mm256_loadu_ps(k.add((p + i) * stride + 8 * c));
+                    a[i] = _mm256_fmadd_ps(qa, kv, a[i]);
+                    b[i] = _mm256_fmadd_ps(qb, kv, b[i]);
+                }
+            }
+            _mm_storeu_ps(scores.as_mut_ptr().add(r * n + p), _mm_mul_ps(hsum4(a), _mm_set1_ps(scale)));
+            _mm_storeu_ps(scores.as_mut_ptr().add((r + 1) * n + p), _mm_mul_ps(hsum4(b), _mm_set1_ps(scale)));
+            r += 2;
+        }
+        for r in r..heads.end {
+            let q = queries.as_ptr().add(r * hd);
+            let mut a = [_mm256_setzero_ps(); 4];
+            for c in 0..chunks {
+                let qc = _mm256_loadu_ps(q.add(8 * c));
+                for (i, acc) in a.iter_mut().enumerate() {
+                    *acc = _mm256_fmadd_ps(qc, _mm256_loadu_ps(k.add((p + i) * stride + 8 * c)), *acc);
+                }
+            }
+            _mm_storeu_ps(scores.as_mut_ptr().add(r * n + p), _mm_mul_ps(hsum4(a), _mm_set1_ps(scale)));
         }
     }
 
@@ -450,6 +513,34 @@ mod tests {
             let want = reference(shape, &q, &k, &v, pos, m);
             for (i, (a, b)) in out.iter().zip(&want).enumerate() {
                 assert!((a - b).abs() < 1e-5, "hd {hd}, value {i}: {a} vs {b}");
+            }
+        }
+    }
+
+    /// Several positions at once give each position the bits it gets alone: a token checked
+    /// with its drafts must pick what it would pick decoded one at a time. Key counts on
+    /// either side of multiples of four, rows in one block and in several, one and two
+    /// threads.
+    #[test]
+    fn positions_together_give_the_bits_of_each_alone() {
+        for threads in [1, 2] {
+            let pool = Pool::new(threads);
+            for (n_head, n_kv_head, hd) in [(14, 2, 64), (12, 2, 128), (6, 1, 64), (4, 2, 40)] {
+                let shape = Shape { n_head, n_kv_head, head_dim: hd };
+                let (kv_dim, q_dim) = (n_kv_head * hd, n_head * hd);
+                for (pos, m) in [(0, 3), (69, 2), (70, 3), (71, 5), (72, 8), (33, 19)] {
+                    let q = values(m * q_dim, 11);
+                    let (k, v) = (values((pos + m) * kv_dim, 12), values((pos + m) * kv_dim, 13));
+                    let (kc, vc) = (cache(shape, &k), cache(shape, &v));
+                    let mut together = vec![f32::NAN; m * q_dim];
+                    attention(&pool, shape, &q, &kc, &vc, pos, m, &mut together).unwrap();
+                    for t in 0..m {
+                        let mut alone = vec![f32::NAN; q_dim];
+                        attention(&pool, shape, &q[t * q_dim..(t + 1) * q_dim], &kc, &vc, pos + t, 1, &mut alone).unwrap();
+                        let bits = |x: &[f32]| x.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(bits(&together[t * q_dim..(t + 1) * q_dim]), bits(&alone), "shape {n_head}/{n_kv_head}/{hd}, pos {pos}, row {t} of {m}, {threads} threads");
+                    }
+                }
             }
         }
     }
