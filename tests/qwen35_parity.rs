@@ -251,3 +251,74 @@ fn a_multi_token_prediction_block_in_the_gguf_is_left_out_of_the_main_pass() {
     let rows: Vec<Vec<f32>> = (0..r.prompt.len()).map(|i| row(&all.get(i).unwrap())).collect();
     check_rows("tiny with an MTP block", &r, 0, &rows);
 }
+
+/// Our CPU pass on `gguf`.
+fn cpu_pass(gguf: &Path) -> CpuQwen35 {
+    let mut file = std::fs::File::open(gguf).unwrap();
+    let content = gguf_file::Content::read(&mut file).unwrap();
+    CpuQwen35::from_gguf(&content, &mut file, 2).unwrap()
+}
+
+/// The fixture `name` with its output projection (the embeddings, where tied) quantized to
+/// Q8_0, so that the projection runs on our quantized kernels, not as f32 rows.
+fn with_quantized_output(name: &str, dir: &Path) -> PathBuf {
+    let mut file = std::fs::File::open(fixture(name).join("model.gguf")).unwrap();
+    let content = gguf_file::Content::read(&mut file).unwrap();
+    let output = if content.tensor_infos.contains_key("output.weight") { "output.weight" } else { "token_embd.weight" };
+    let tensors: Vec<(String, candle_core::quantized::QTensor)> = content
+        .tensor_infos
+        .keys()
+        .map(|n| {
+            let t = content.tensor(&mut file, n, &Device::Cpu).unwrap();
+            let t = if n == output {
+                candle_core::quantized::QTensor::quantize(&t.dequantize(&Device::Cpu).unwrap(), candle_core::quantized::GgmlDType::Q8_0).unwrap()
+            } else {
+                t
+            };
+            (n.clone(), t)
+        })
+        .collect();
+    let path = dir.join(format!("{name}-q8-output.gguf"));
+    let md: Vec<(&str, &gguf_file::Value)> = content.metadata.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    let ts: Vec<(&str, &candle_core::quantized::QTensor)> = tensors.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    gguf_file::write(&mut std::fs::File::create(&path).unwrap(), &md, &ts).unwrap();
+    path
+}
+
+/// Hidden rows handed out by the CPU pass and projected when the decoder picks from them
+/// give the forward pass's logits bit for bit: every token's, or only the ids a grammar
+/// allows (the others `-inf`); and the pass goes on from them as from `forward_all`. With
+/// the fixtures' f32 projection and with a quantized one.
+#[test]
+fn hidden_rows_projected_on_demand_give_the_forward_logits() {
+    let dir = tempfile::tempdir().unwrap();
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for name in MODELS {
+        let r = reference(name);
+        for gguf in [fixture(name).join("model.gguf"), with_quantized_output(name, dir.path())] {
+            let what = gguf.display();
+            let (mut full, mut hidden_pass) = (cpu_pass(&gguf), cpu_pass(&gguf));
+            let all = full.forward_all(&r.prompt).unwrap();
+            let hidden = hidden_pass.forward_hidden(&r.prompt).unwrap();
+            assert_eq!(hidden_pass.cached_len(), r.prompt.len());
+            let width = hidden.len() / r.prompt.len();
+            for (t, h) in hidden.chunks_exact(width).enumerate() {
+                let want = row(&all.get(t).unwrap());
+                assert_eq!(bits(&hidden_pass.project(h, None).unwrap()), bits(&want), "{what}: position {t}, every token");
+                // Runs and single ids, the last token included.
+                let vocab = want.len() as u32;
+                let ids: Vec<u32> = (0..vocab).filter(|i| i % 7 < 3 || *i == vocab - 1).collect();
+                let sparse = hidden_pass.project(h, Some(&ids)).unwrap();
+                for (j, (&got, &w)) in sparse.iter().zip(&want).enumerate() {
+                    let asked = ids.binary_search(&(j as u32)).is_ok();
+                    assert_eq!(got.to_bits(), if asked { w.to_bits() } else { f32::NEG_INFINITY.to_bits() }, "{what}: position {t}, id {j}");
+                }
+                assert!(hidden_pass.project(h, Some(&[vocab])).is_err(), "{what}: an id past the vocabulary");
+            }
+            let next = argmax(&row(&all.get(r.prompt.len() - 1).unwrap()));
+            let want = row(&full.forward(&[next]).unwrap());
+            let h = hidden_pass.forward_hidden(&[next]).unwrap();
+            assert_eq!(bits(&hidden_pass.project(&h, None).unwrap()), bits(&want), "{what}: the step after");
+        }
+    }
+}

@@ -212,8 +212,16 @@ truncatable_qwen2!(CpuQwen2, forward_hidden);
 
 /// Our two Qwen3.5 passes keep a recurrent state that goes back to checkpoints.
 macro_rules! recurrent_qwen35 {
-    ($model:ty) => {
+    ($model:ty $(, $hidden:ident)?) => {
         impl CausalLm for $model {
+            $(
+                fn $hidden(&mut self, tokens: &[u32]) -> Option<candle_core::Result<Vec<f32>>> {
+                    Some(<$model>::forward_hidden(self, tokens))
+                }
+                fn project(&mut self, hidden: &[f32], ids: Option<&[u32]>) -> candle_core::Result<Vec<f32>> {
+                    <$model>::project(self, hidden, ids)
+                }
+            )?
             fn forward(&mut self, tokens: &[u32]) -> candle_core::Result<Tensor> {
                 <$model>::forward(self, tokens)
             }
@@ -260,7 +268,8 @@ macro_rules! recurrent_qwen35 {
 }
 
 recurrent_qwen35!(Qwen35);
-recurrent_qwen35!(CpuQwen35);
+// Our own CPU pass also hands out hidden rows and projects them on demand.
+recurrent_qwen35!(CpuQwen35, forward_hidden);
 
 /// A candle-transformers model: it can only clear its cache, so it tracks the position
 /// itself and the caller re-runs the whole prompt.

@@ -57,6 +57,37 @@ pub fn rope(head: &mut [f32], cos: &[f32], sin: &[f32]) {
     }
 }
 
+/// The logits of one hidden row for the vocabulary rows `ids` only (ascending; every other
+/// logit `-inf`), on this thread, each the same bits as [`matmul`] gives it (a weight row's
+/// product does not depend on the rows computed beside it). A grammar that allows a few
+/// hundred tokens needs a few hundred of the vocabulary's rows, not all of them.
+pub fn sparse_logits(output: &QuantMatrix, hidden: &[f32], ids: &[u32], q8_0: &mut QuantInput, q8k: &mut QuantInput) -> Result<Vec<f32>> {
+    let (vocab, h) = (output.rows(), output.cols());
+    let hidden = hidden.get(..h).ok_or_else(|| candle_core::Error::Msg("projection of a short hidden row".into()))?;
+    let input = match output.input_kind() {
+        InputKind::Q8_0 => q8_0,
+        InputKind::Q8K => q8k,
+    };
+    input.quantize(output.input_kind(), hidden, 1, h);
+    let mut logits = vec![f32::NEG_INFINITY; vocab];
+    let mut i = 0;
+    // Runs of consecutive ids in one call each.
+    while i < ids.len() {
+        let start = ids[i] as usize;
+        let mut end = start + 1;
+        while i + 1 < ids.len() && ids[i + 1] as usize == end {
+            end += 1;
+            i += 1;
+        }
+        i += 1;
+        if end > vocab {
+            candle_core::bail!("token id {} is outside the vocabulary ({vocab})", end - 1);
+        }
+        output.dot_rows(start..end, input, &mut logits[start..end]);
+    }
+    Ok(logits)
+}
+
 /// Products of the `m` rows of `x` with several matrices in one parallel step:
 /// `out[t * rows + j] = dot(x row t, weight row j) (+ bias[j])`.
 pub fn matmul(

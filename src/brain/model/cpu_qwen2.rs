@@ -19,8 +19,8 @@ use candle_core::quantized::gguf_file;
 use candle_core::{Device, Tensor};
 
 use super::attention::{self, KvCache};
-use super::cpu_ops::{matmul, rms_norm, rope, rope_tables, swiglu};
-use super::kernels::{InputKind, QuantInput, QuantMatrix};
+use super::cpu_ops::{matmul, rms_norm, rope, rope_tables, sparse_logits, swiglu};
+use super::kernels::{QuantInput, QuantMatrix};
 use super::pool::Pool;
 use super::qwen2::Qwen2Config;
 
@@ -320,31 +320,8 @@ impl CpuQwen2 {
         let h = self.config.hidden;
         let hidden = hidden.get(..h).ok_or_else(|| candle_core::Error::Msg("projection of a short hidden row".into()))?;
         let Some(ids) = ids else { return self.project_all(hidden) };
-        let vocab = self.embed.rows();
         let output = self.output.as_ref().unwrap_or(&self.embed);
-        let s = &mut self.scratch;
-        let input = match output.input_kind() {
-            InputKind::Q8_0 => &mut s.q8_0,
-            InputKind::Q8K => &mut s.q8k,
-        };
-        input.quantize(output.input_kind(), hidden, 1, h);
-        let mut logits = vec![f32::NEG_INFINITY; vocab];
-        let mut i = 0;
-        // Runs of consecutive ids in one call each.
-        while i < ids.len() {
-            let start = ids[i] as usize;
-            let mut end = start + 1;
-            while i + 1 < ids.len() && ids[i + 1] as usize == end {
-                end += 1;
-                i += 1;
-            }
-            i += 1;
-            if end > vocab {
-                candle_core::bail!("token id {} is outside the vocabulary ({vocab})", end - 1);
-            }
-            output.dot_rows(start..end, input, &mut logits[start..end]);
-        }
-        Ok(logits)
+        sparse_logits(output, hidden, ids, &mut self.scratch.q8_0, &mut self.scratch.q8k)
     }
 
     /// Runs `tokens` and returns the final-normed hidden states of the last `rows`

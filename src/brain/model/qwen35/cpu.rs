@@ -12,7 +12,7 @@ use candle_core::quantized::gguf_file;
 use candle_core::{Device, Tensor};
 
 use super::super::attention::{self, KvCache};
-use super::super::cpu_ops::{matmul, rms_norm, rope, rope_tables, swiglu};
+use super::super::cpu_ops::{matmul, rms_norm, rope, rope_tables, sparse_logits, swiglu};
 use super::super::kernels::{QuantInput, QuantMatrix};
 use super::super::pool::{Pool, SharedOut};
 use super::checkpoints::{Checkpoints, Recurrent};
@@ -350,7 +350,56 @@ impl CpuQwen35 {
         Tensor::from_vec(logits, (tokens.len(), vocab), &Device::Cpu)
     }
 
+    /// Runs `tokens` and returns the logits of the last `rows` positions, row after row.
     fn forward_rows(&mut self, tokens: &[u32], rows: usize) -> Result<Vec<f32>> {
+        let hidden = self.forward_normed(tokens, rows)?;
+        let output = self.output.as_ref().unwrap_or(&self.embed);
+        let rows = hidden.len() / self.config.hidden;
+        let mut logits = vec![0f32; rows * output.rows()];
+        let s = &mut self.scratch;
+        project(&self.pool, &mut [(output, &mut logits[..])], &hidden, rows, &mut s.q8_0, &mut s.q8k)?;
+        Ok(logits)
+    }
+
+    /// Runs `tokens` and caches them like [`CpuQwen35::forward_all`], but stops before the
+    /// vocabulary projection (248,320 rows, the largest matrix of the small models): the
+    /// final-normed hidden state of every position, row after row, for
+    /// [`CpuQwen35::project`].
+    pub fn forward_hidden(&mut self, tokens: &[u32]) -> Result<Vec<f32>> {
+        self.forward_normed(tokens, tokens.len())
+    }
+
+    /// The logits of one row of [`CpuQwen35::forward_hidden`]: every token's, or only those
+    /// of `ids` (ascending; the others `-inf`), each the same bits as in the full projection.
+    pub fn project(&mut self, hidden: &[f32], ids: Option<&[u32]>) -> Result<Vec<f32>> {
+        let h = self.config.hidden;
+        let hidden = hidden.get(..h).ok_or_else(|| candle_core::Error::Msg("projection of a short hidden row".into()))?;
+        let output = self.output.as_ref().unwrap_or(&self.embed);
+        let s = &mut self.scratch;
+        match (ids, output) {
+            (Some(ids), Proj::Quant(q)) => sparse_logits(q, hidden, ids, &mut s.q8_0, &mut s.q8k),
+            (Some(ids), Proj::Dense { rows, cols, w }) => {
+                let mut logits = vec![f32::NEG_INFINITY; *rows];
+                for &id in ids {
+                    let j = id as usize;
+                    let (Some(row), Some(out)) = (w.get(j * cols..(j + 1) * cols), logits.get_mut(j)) else {
+                        candle_core::bail!("token id {id} is outside the vocabulary ({rows})");
+                    };
+                    *out = dense_dot(row, hidden);
+                }
+                Ok(logits)
+            }
+            (None, output) => {
+                let mut logits = vec![0f32; output.rows()];
+                project(&self.pool, &mut [(output, &mut logits[..])], hidden, 1, &mut s.q8_0, &mut s.q8k)?;
+                Ok(logits)
+            }
+        }
+    }
+
+    /// Runs `tokens` (checkpoints kept, the state forgotten on an error) and returns the
+    /// final-normed hidden states of the last `rows` positions.
+    fn forward_normed(&mut self, tokens: &[u32], rows: usize) -> Result<Vec<f32>> {
         let m = tokens.len();
         if m == 0 {
             candle_core::bail!("forward on no tokens");
@@ -367,9 +416,9 @@ impl CpuQwen35 {
             self.before_call();
         }
         match self.run(tokens, pos, rows) {
-            Ok(logits) => {
+            Ok(hidden) => {
                 self.checkpoints.extend(tokens);
-                Ok(logits)
+                Ok(hidden)
             }
             Err(e) => {
                 self.forget();
@@ -378,6 +427,7 @@ impl CpuQwen35 {
         }
     }
 
+    /// The layers over `tokens` at `pos..`, then the final norm of the last `rows` positions.
     fn run(&mut self, tokens: &[u32], pos: usize, rows: usize) -> Result<Vec<f32>> {
         let m = tokens.len();
         let c = self.config.clone();
@@ -421,10 +471,7 @@ impl CpuQwen35 {
         for (src, dst) in last.chunks_exact(h).zip(s.h.chunks_exact_mut(h)) {
             rms_norm(src, &self.norm, eps, dst);
         }
-        let output = self.output.as_ref().unwrap_or(&self.embed);
-        let mut logits = vec![0f32; rows * output.rows()];
-        project(&self.pool, &mut [(output, &mut logits[..])], &s.h, rows, &mut s.q8_0, &mut s.q8k)?;
-        Ok(logits)
+        Ok(s.h[..rows * h].to_vec())
     }
 }
 
@@ -551,6 +598,11 @@ fn project(pool: &Pool, items: &mut [(&Proj, &mut [f32])], x: &[f32], m: usize, 
     Ok(())
 }
 
+/// One f32 weight row times one input row, summed in order.
+fn dense_dot(w: &[f32], x: &[f32]) -> f32 {
+    w.iter().zip(x).map(|(a, b)| a * b).sum()
+}
+
 /// `out[t * rows + j] = dot(x row t, w row j)` for f32 `w`, rows split across the pool.
 fn dense_matmul(pool: &Pool, w: &[f32], rows: usize, cols: usize, x: &[f32], m: usize, out: &mut [f32]) -> Result<()> {
     if x.len() < m * cols || out.len() < m * rows || w.len() < rows * cols {
@@ -565,7 +617,7 @@ fn dense_matmul(pool: &Pool, w: &[f32], rows: usize, cols: usize, x: &[f32], m: 
             // SAFETY: chunks cover disjoint row ranges of each output row; `out` outlives the step.
             let dst = unsafe { shared.slice(t * rows + range.start..t * rows + range.end) };
             for (o, j) in dst.iter_mut().zip(range.clone()) {
-                *o = w[j * cols..(j + 1) * cols].iter().zip(xt).map(|(a, b)| a * b).sum();
+                *o = dense_dot(&w[j * cols..(j + 1) * cols], xt);
             }
         }
     })
