@@ -353,11 +353,17 @@ impl CpuQwen35 {
     /// Runs `tokens` and returns the logits of the last `rows` positions, row after row.
     fn forward_rows(&mut self, tokens: &[u32], rows: usize) -> Result<Vec<f32>> {
         let hidden = self.forward_normed(tokens, rows)?;
-        let output = self.output.as_ref().unwrap_or(&self.embed);
+        self.project_all(&hidden)
+    }
+
+    /// Every token's logits for each of the hidden rows `hidden`, row after row (all
+    /// threads).
+    fn project_all(&mut self, hidden: &[f32]) -> Result<Vec<f32>> {
         let rows = hidden.len() / self.config.hidden;
+        let output = self.output.as_ref().unwrap_or(&self.embed);
         let mut logits = vec![0f32; rows * output.rows()];
         let s = &mut self.scratch;
-        project(&self.pool, &mut [(output, &mut logits[..])], &hidden, rows, &mut s.q8_0, &mut s.q8k)?;
+        project(&self.pool, &mut [(output, &mut logits[..])], hidden, rows, &mut s.q8_0, &mut s.q8k)?;
         Ok(logits)
     }
 
@@ -374,11 +380,11 @@ impl CpuQwen35 {
     pub fn project(&mut self, hidden: &[f32], ids: Option<&[u32]>) -> Result<Vec<f32>> {
         let h = self.config.hidden;
         let hidden = hidden.get(..h).ok_or_else(|| candle_core::Error::Msg("projection of a short hidden row".into()))?;
-        let output = self.output.as_ref().unwrap_or(&self.embed);
+        let Some(ids) = ids else { return self.project_all(hidden) };
         let s = &mut self.scratch;
-        match (ids, output) {
-            (Some(ids), Proj::Quant(q)) => sparse_logits(q, hidden, ids, &mut s.q8_0, &mut s.q8k),
-            (Some(ids), Proj::Dense { rows, cols, w }) => {
+        match self.output.as_ref().unwrap_or(&self.embed) {
+            Proj::Quant(q) => sparse_logits(q, hidden, ids, &mut s.q8_0, &mut s.q8k),
+            Proj::Dense { rows, cols, w } => {
                 let mut logits = vec![f32::NEG_INFINITY; *rows];
                 for &id in ids {
                     let j = id as usize;
@@ -387,11 +393,6 @@ impl CpuQwen35 {
                     };
                     *out = dense_dot(row, hidden);
                 }
-                Ok(logits)
-            }
-            (None, output) => {
-                let mut logits = vec![0f32; output.rows()];
-                project(&self.pool, &mut [(output, &mut logits[..])], hidden, 1, &mut s.q8_0, &mut s.q8k)?;
                 Ok(logits)
             }
         }
