@@ -431,16 +431,33 @@ fn load_gguf(path: &Path, tokenizer: Option<&Path>, device: &Device, progress: P
     if !matches!(architecture.as_str(), "qwen2" | "qwen3" | "qwen35" | "llama") {
         return Err(load_error(path, format!("GGUF architecture '{architecture}' is not supported (qwen2, qwen3, qwen35, llama)")));
     }
-    // The tokenizer is built on its own thread while the weights are read (each takes a
-    // quarter of a second for the 0.5B); it takes the `tokenizer.*` entries with it, which
-    // no model reads.
+    // The weights are read on their own thread while the tokenizer is built here (each
+    // takes a quarter of a second for the 0.5B); the tokenizer takes the `tokenizer.*`
+    // entries, which no model reads. This way round the tokenizer's many small allocations,
+    // and what its building frees, stay in the main thread's malloc arena with the rest of
+    // the process: built on a second thread they left ~30 MiB of fragmented arena resident
+    // (docs/perf.md). The weights are a few large buffers, which malloc maps on their own.
     let tokenizer_keys: Vec<String> = content.metadata.keys().filter(|k| k.starts_with("tokenizer.")).cloned().collect();
     let tokenizer_md: HashMap<String, gguf_file::Value> = tokenizer_keys.into_iter().filter_map(|k| content.metadata.remove_entry(&k)).collect();
 
     report_stage(progress, LoadStage::Tokenizer);
     let weights = StageProgress::start(progress, LoadStage::Weights, gguf_tensor_bytes(&content));
     let (tokenizer_parts, lm) = std::thread::scope(|s| {
-        let tokenizer_parts = std::thread::Builder::new().name("b4-tokenizer".into()).spawn_scoped(s, || -> Result<_, BrainError> {
+        let (weights, architecture) = (&weights, architecture.as_str());
+        let lm = std::thread::Builder::new().name("b4-weights".into()).spawn_scoped(s, move || -> Result<(Box<dyn CausalLm>, bool), BrainError> {
+            let mut reader = CountedRead::new(&mut file, weights);
+            match architecture {
+                "qwen2" => load_qwen2(&content, &mut reader, device).map(|lm| (lm, true)).map_err(|e| load_error(path, e)),
+                "qwen35" => load_qwen35(&content, &mut reader, device).map(|lm| (lm, true)).map_err(|e| load_error(path, e)),
+                "qwen3" => quantized_qwen3::ModelWeights::from_gguf(content, &mut reader, device)
+                    .map(|model| (clear_only(model, device, |m, x, pos| m.forward(x, pos), |m| m.clear_kv_cache()), false))
+                    .map_err(|e| load_error(path, e)),
+                _ => quantized_llama::ModelWeights::from_gguf(content, &mut reader, device)
+                    .map(|model| (clear_only(model, device, |m, x, pos| m.forward(x, pos), |m| m.clear_kv_cache()), false))
+                    .map_err(|e| load_error(path, e)),
+            }
+        });
+        let tokenizer_parts = (|| -> Result<_, BrainError> {
             let md = &tokenizer_md;
             let tokenizer = match tokenizer.map(Path::to_path_buf).or_else(|| tokenizer_next_to(path)) {
                 Some(file) => ModelTokenizer::from_file(&file)?,
@@ -455,21 +472,10 @@ fn load_gguf(path: &Path, tokenizer: Option<&Path>, device: &Device, progress: P
             // The grammar's view of the vocabulary is built beside the weights being read.
             super::constrain::TokenSpace::warm(path, &tokenizer, &stop_tokens);
             Ok((tokenizer, template, stop_tokens))
-        });
-        let mut reader = CountedRead::new(&mut file, &weights);
-        let lm: Result<(Box<dyn CausalLm>, bool), BrainError> = match architecture.as_str() {
-            "qwen2" => load_qwen2(&content, &mut reader, device).map(|lm| (lm, true)).map_err(|e| load_error(path, e)),
-            "qwen35" => load_qwen35(&content, &mut reader, device).map(|lm| (lm, true)).map_err(|e| load_error(path, e)),
-            "qwen3" => quantized_qwen3::ModelWeights::from_gguf(content, &mut reader, device)
-                .map(|model| (clear_only(model, device, |m, x, pos| m.forward(x, pos), |m| m.clear_kv_cache()), false))
-                .map_err(|e| load_error(path, e)),
-            _ => quantized_llama::ModelWeights::from_gguf(content, &mut reader, device)
-                .map(|model| (clear_only(model, device, |m, x, pos| m.forward(x, pos), |m| m.clear_kv_cache()), false))
-                .map_err(|e| load_error(path, e)),
-        };
-        let tokenizer_parts = match tokenizer_parts {
-            Ok(handle) => handle.join().unwrap_or_else(|_| Err(load_error(path, "the tokenizer's thread panicked"))),
-            Err(e) => Err(load_error(path, format!("cannot start the tokenizer's thread: {e}"))),
+        })();
+        let lm = match lm {
+            Ok(handle) => handle.join().unwrap_or_else(|_| Err(load_error(path, "the weights' thread panicked"))),
+            Err(e) => Err(load_error(path, format!("cannot start the weights' thread: {e}"))),
         };
         (tokenizer_parts, lm)
     });
