@@ -12,7 +12,7 @@
 //! Off unless a front end turns it on ([`enable`]); `--no-prompt-cache` leaves it off.
 
 use std::fs;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
@@ -82,12 +82,12 @@ impl PromptStore {
     /// `Err` (the file removed) when one is there but does not check out.
     pub fn load(&self, model: &str, tokens: &[u32]) -> Result<Option<CacheImage>, String> {
         let path = self.path(model, tokens);
-        let bytes = match fs::read(&path) {
-            Ok(bytes) => bytes,
+        let (file, len) = match fs::File::open(&path).and_then(|f| Ok((f.metadata()?.len(), f))) {
+            Ok((len, file)) => (file, len),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(format!("prompt cache {}: {e}", path.display())),
         };
-        match decode(&bytes, model, tokens) {
+        match decode(file, len, model, tokens) {
             Ok(image) => {
                 // Used: the last to go when the folder is pruned.
                 let _ = fs::File::options().append(true).open(&path).and_then(|f| f.set_modified(SystemTime::now()));
@@ -176,37 +176,77 @@ fn encode(model: &str, tokens: &[u32], image: &CacheImage) -> Result<Vec<u8>, St
     Ok(out)
 }
 
-fn decode(bytes: &[u8], model: &str, tokens: &[u32]) -> Result<CacheImage, String> {
-    let body_len = bytes.len().checked_sub(32).ok_or("truncated")?;
-    let (body, digest) = bytes.split_at(body_len);
-    if Sha256::digest(body).as_slice() != digest {
-        return Err("checksum mismatch (truncated or corrupt)".into());
-    }
-    let rest = body.strip_prefix(MAGIC.as_slice()).ok_or("not a prompt cache file")?;
-    let word = |b: &[u8], at: usize| -> Result<u32, String> {
-        b.get(at..at + 4).and_then(|w| w.try_into().ok()).map(u32::from_le_bytes).ok_or_else(|| "truncated header".to_string())
-    };
-    let version = word(rest, 0)?;
+/// Reads a file of `len` bytes as [`encode`] wrote it, hashing as it goes: the keys and
+/// values go straight from the file into each layer's vectors, so the cache is held once
+/// while it is read (not as the file's bytes beside it), and none of it is returned unless
+/// the whole file's checksum matches.
+fn decode(file: impl Read, len: u64, model: &str, tokens: &[u32]) -> Result<CacheImage, String> {
+    let truncated = |e: std::io::Error| if e.kind() == std::io::ErrorKind::UnexpectedEof { "truncated".to_string() } else { e.to_string() };
+    let body_len = len.checked_sub(32).ok_or("truncated")?;
+    let mut body = Hashed { inner: std::io::BufReader::with_capacity(1 << 16, file), hash: Sha256::new() };
+    let mut start = [0u8; 16];
+    body.read_exact(&mut start).map_err(truncated)?;
+    let rest = start.strip_prefix(MAGIC.as_slice()).ok_or("not a prompt cache file")?;
+    let word = |at: usize| u32::from_le_bytes([rest[at], rest[at + 1], rest[at + 2], rest[at + 3]]);
+    let version = word(0);
     if version != VERSION {
         return Err(format!("version {version}, this build reads {VERSION}"));
     }
-    let header_len = word(rest, 4)? as usize;
-    let header_bytes = rest.get(8..8 + header_len).ok_or("truncated header")?;
-    let header: Header = serde_json::from_slice(header_bytes).map_err(|e| format!("header: {e}"))?;
+    let header_len = word(4) as u64;
+    if 16 + header_len > body_len {
+        return Err("truncated header".into());
+    }
+    let mut header_bytes = vec![0u8; header_len as usize];
+    body.read_exact(&mut header_bytes).map_err(truncated)?;
+    let header: Header = serde_json::from_slice(&header_bytes).map_err(|e| format!("header: {e}"))?;
     if header.model != model {
         return Err(format!("made for another model ({})", header.model));
     }
     if header.tokens != tokens {
         return Err("made for other tokens".into());
     }
-    let data = &rest[8 + header_len..];
-    let per_side = header.n_kv_head * tokens.len() * header.head_dim;
-    if data.len() != header.layers * 2 * per_side * 4 {
-        return Err(format!("{} bytes of data where the header says {}", data.len(), header.layers * 2 * per_side * 4));
+    // Checked: the header is not yet known to be sound (the checksum comes last).
+    let per_side = header.n_kv_head.checked_mul(tokens.len()).and_then(|x| x.checked_mul(header.head_dim)).filter(|&x| x > 0).ok_or("an empty or oversized cache")?;
+    let data_len = body_len - 16 - header_len;
+    let expected = (header.layers as u64).checked_mul(2 * per_side as u64 * 4).ok_or("an oversized cache")?;
+    if data_len != expected {
+        return Err(format!("{data_len} bytes of data where the header says {expected}"));
     }
-    let floats: Vec<f32> = data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-    let layers = floats.chunks_exact(2 * per_side.max(1)).take(header.layers).map(|pair| (pair[..per_side].to_vec(), pair[per_side..].to_vec())).collect();
+    let mut chunk = vec![0u8; (1 << 16).min(per_side * 4)];
+    let mut side = |body: &mut Hashed<_>| -> Result<Vec<f32>, String> {
+        let mut floats = Vec::with_capacity(per_side);
+        while floats.len() < per_side {
+            let bytes = &mut chunk[..((per_side - floats.len()) * 4).min(1 << 16)];
+            body.read_exact(bytes).map_err(truncated)?;
+            floats.extend(bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])));
+        }
+        Ok(floats)
+    };
+    let mut layers = Vec::new();
+    for _ in 0..header.layers {
+        layers.push((side(&mut body)?, side(&mut body)?));
+    }
+    let computed = body.hash.finalize();
+    let mut digest = [0u8; 32];
+    body.inner.read_exact(&mut digest).map_err(truncated)?;
+    if computed.as_slice() != digest {
+        return Err("checksum mismatch (truncated or corrupt)".into());
+    }
     Ok(CacheImage { n_kv_head: header.n_kv_head, head_dim: header.head_dim, len: tokens.len(), layers })
+}
+
+/// A reader that hashes what it reads.
+struct Hashed<R> {
+    inner: R,
+    hash: Sha256,
+}
+
+impl<R: Read> Read for Hashed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hash.update(&buf[..n]);
+        Ok(n)
+    }
 }
 
 /// How a model file is told apart from another: the SHA-256 its verified download stamp
@@ -266,7 +306,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = PromptStore::new(dir.path().to_path_buf());
         let tokens = [1u32, 2, 3];
-        for damage in ["flip", "truncate", "empty", "other tokens"] {
+        for damage in ["flip", "truncate", "empty", "other tokens", "no heads", "a layer short"] {
             store.save("m", &tokens, &image(3, 0.0)).unwrap();
             let path = store.path("m", &tokens);
             let mut bytes = fs::read(&path).unwrap();
@@ -277,6 +317,17 @@ mod tests {
                 }
                 "truncate" => bytes.truncate(bytes.len() - 7),
                 "empty" => bytes.clear(),
+                "no heads" => {
+                    // Checks out, but claims a million layers of nothing.
+                    let empty = CacheImage { n_kv_head: 0, head_dim: 3, len: 3, layers: vec![(Vec::new(), Vec::new()); 1_000_000] };
+                    bytes = encode("m", &tokens, &empty).unwrap();
+                }
+                "a layer short" => {
+                    // The last values gone, the checksum kept: less data than the header says.
+                    let digest = bytes.split_off(bytes.len() - 32);
+                    bytes.truncate(bytes.len() - 32);
+                    bytes.extend_from_slice(&digest);
+                }
                 _ => {
                     // A valid file for other tokens, under this name.
                     let other = encode("m", &[9, 9, 9], &image(3, 0.0)).unwrap();
