@@ -496,9 +496,14 @@ pub struct DecisionStats {
     #[serde(default)]
     pub mask_ms: f64,
     /// Constrained decoding: time to compile the answer grammar for this decision (the
-    /// first on a model also builds the model's token space, about half a second).
+    /// first on a model also builds the model's token space, about half a second). Made
+    /// beside the prefill where the decision allows: see `grammar_wait_ms`.
     #[serde(default)]
     pub grammar_ms: f64,
+    /// Constrained decoding: of `grammar_ms`, the part the decoder waited for after the
+    /// prompt was read, before its first token (part of `latency_ms`).
+    #[serde(default)]
+    pub grammar_wait_ms: f64,
     /// Constrained decoding: generated tokens the grammar forced, run in one batch with
     /// the token before them instead of one step each (part of `generated_tokens`).
     #[serde(default)]

@@ -268,6 +268,7 @@ pub(crate) fn next_step(decided: &mut Decision, checked: &Decision, calls: Vec<T
     add_generation(total, s);
     total.mask_ms += s.mask_ms;
     total.grammar_ms += s.grammar_ms;
+    total.grammar_wait_ms += s.grammar_wait_ms;
     decided.report.warnings.extend(checked.report.warnings.iter().cloned());
     decided.raw_output.push_str(NEXT_STEP_MARK);
     decided.raw_output.push_str(&checked.raw_output);
@@ -340,6 +341,7 @@ fn accumulate(total: &mut DecisionStats, s: &DecisionStats) {
     total.latency_ms += s.latency_ms;
     total.mask_ms += s.mask_ms;
     total.grammar_ms += s.grammar_ms;
+    total.grammar_wait_ms += s.grammar_wait_ms;
     total.fast_forwarded += s.fast_forwarded;
     total.prompt_cache_tokens = s.prompt_cache_tokens;
     if total.ttft_ms == 0.0 {

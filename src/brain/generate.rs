@@ -110,6 +110,9 @@ pub struct GenParams {
     /// Most tokens checked in one batch after a token picked (0: one token per step).
     pub draft_tokens: usize,
     pub constraint: Option<Box<dyn TokenConstraint + Send>>,
+    /// A constraint still being made (beside the prefill): taken after the prompt is read,
+    /// before the first token; `None` from it decodes free.
+    pub constraint_later: Option<mpsc::Receiver<Option<Box<dyn TokenConstraint + Send>>>>,
 }
 
 impl Default for GenParams {
@@ -129,6 +132,7 @@ impl GenParams {
             seed: profile.seed,
             draft_tokens: profile.draft_tokens,
             constraint: None,
+            constraint_later: None,
         }
     }
 
@@ -154,6 +158,7 @@ impl std::fmt::Debug for GenParams {
             .field("seed", &self.seed)
             .field("draft_tokens", &self.draft_tokens)
             .field("constraint", &self.constraint.is_some())
+            .field("constraint_later", &self.constraint_later.is_some())
             .finish()
     }
 }
@@ -371,18 +376,41 @@ impl ModelHandle {
         on_token: &mut dyn FnMut(Stream<'_>),
         cancel: &AtomicBool,
     ) -> Result<Generation, BrainError> {
+        type Make = fn() -> Option<Box<dyn TokenConstraint + Send>>;
+        self.generate_making(prompt, params, None::<Make>, on_token, cancel)
+    }
+
+    /// [`ModelHandle::generate`] with the constraint made by `make` on this thread while
+    /// the decoder reads the prompt: the decoder takes it before the first token (`None`
+    /// from it decodes free). A grammar's first use in a process waits for the vocabulary's
+    /// token space, built while the model loaded; this way the prompt is read meanwhile.
+    pub fn generate_making<F: FnOnce() -> Option<Box<dyn TokenConstraint + Send>>>(
+        &self,
+        prompt: &str,
+        mut params: GenParams,
+        make: Option<F>,
+        on_token: &mut dyn FnMut(Stream<'_>),
+        cancel: &AtomicBool,
+    ) -> Result<Generation, BrainError> {
         let stop = Arc::new(AtomicBool::new(cancel.load(Ordering::Relaxed)));
         let (events, inbox) = mpsc::channel();
         let (ack, acks) = mpsc::channel();
+        let slot = make.is_some().then(|| {
+            let (slot, later) = mpsc::sync_channel(1);
+            params.constraint_later = Some(later);
+            slot
+        });
         self.requests
             .send(Request::Generate { prompt: prompt.to_string(), params, events, acks, cancel: stop.clone() })
             .map_err(|_| BrainError::Generation("the decoder thread has stopped".into()))?;
+        if let (Some(make), Some(slot)) = (make, slot) {
+            // Nobody takes it when the generation ended before its first token.
+            let _ = slot.send(make());
+        }
         loop {
             match inbox.recv_timeout(Duration::from_millis(5)) {
-                Ok(Event::Prefill { done, total, reused }) => {
-                    on_token(Stream::Prefill { done, total, reused });
-                    let _ = ack.send(());
-                }
+                // Not acknowledged: the prompt is read while the caller makes the constraint.
+                Ok(Event::Prefill { done, total, reused }) => on_token(Stream::Prefill { done, total, reused }),
                 Ok(Event::Piece(piece)) => {
                     on_token(Stream::Text(&piece));
                     if cancel.load(Ordering::Relaxed) {
@@ -462,8 +490,11 @@ impl Decoder {
             match request {
                 Request::Generate { prompt, params, events, acks, cancel } => {
                     let mut emit = |event: Event| {
-                        // The caller went away: nobody wants the rest.
-                        if events.send(event).is_err() || acks.recv().is_err() {
+                        // A piece waits for the caller to take it (who may cancel before
+                        // the next); prefill progress does not. The caller went away:
+                        // nobody wants the rest.
+                        let piece = matches!(event, Event::Piece(_));
+                        if events.send(event).is_err() || (piece && acks.recv().is_err()) {
                             cancel.store(true, Ordering::Relaxed);
                         }
                     };
@@ -769,6 +800,13 @@ impl Decoder {
             return Ok(Generation { text: String::new(), tokens: Vec::new(), stats, stop: StopKind::Cancelled, warnings });
         };
 
+        if let Some(later) = params.constraint_later.take() {
+            let waiting = Instant::now();
+            let constraint = later.recv().map_err(|_| BrainError::Generation("the constraint was never made (its thread stopped)".into()))?;
+            stats.grammar_wait_ms = ms_since(waiting);
+            params.constraint = constraint.or(params.constraint.take());
+            release_free_pages();
+        }
         let decode_started = Instant::now();
         let mut processor = LogitsProcessor::from_sampling(params.seed, params.sampling());
         let vocab = shared.tokenizer.vocab_size();
@@ -947,6 +985,18 @@ fn sample(processor: &mut LogitsProcessor, values: Vec<f32>) -> Result<u32, Brai
     let n = values.len();
     let masked = Tensor::from_vec(values, n, &Device::Cpu).map_err(gen_err)?;
     processor.sample(&masked).map_err(gen_err)
+}
+
+/// Gives the allocator's free pages back to the system (about 4 ms). Making a grammar
+/// while the prompt is read interleaves two threads' allocations (the token space's
+/// temporaries, the prompt cache's layers), which leaves 20-40 MiB of holes in glibc's
+/// arenas that would stay resident for the rest of the process (docs/perf.md).
+fn release_free_pages() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory; no pointer is touched.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// Milliseconds since `start`.

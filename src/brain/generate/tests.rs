@@ -178,6 +178,55 @@ fn the_constraint_masks_every_token_and_can_end_generation() {
     assert!(pieces.is_empty());
 }
 
+fn run_making(handle: &ModelHandle, prompt: &str, params: GenParams, make: impl FnOnce() -> Option<Box<dyn TokenConstraint + Send>>) -> (Result<Generation, BrainError>, Vec<(usize, usize)>) {
+    let mut progress = Vec::new();
+    let never = AtomicBool::new(false);
+    let generation = handle.generate_making(prompt, params, Some(make), &mut |p| {
+        if let Stream::Prefill { done, total, .. } = p {
+            progress.push((done, total));
+        }
+    }, &never);
+    (generation, progress)
+}
+
+#[test]
+fn a_constraint_made_while_the_prompt_is_read_holds_from_the_first_token() {
+    let (_dir, handle) = tiny();
+    let h = handle.tokenizer().token_id("h").unwrap();
+    let e = handle.tokenizer().token_id("e").unwrap();
+    let only = |committed: &Arc<Mutex<Vec<u32>>>| Only { allowed: vec![h, e], committed: committed.clone(), finish_after: 3 };
+    let given = Arc::new(Mutex::new(Vec::new()));
+    let (up_front, _) = run(&handle, "hello there", GenParams { constraint: Some(Box::new(only(&given))), ..params(10) });
+    handle.reset().unwrap();
+
+    let made = Arc::new(Mutex::new(Vec::new()));
+    let (later, progress) = run_making(&handle, "hello there", params(10), || Some(Box::new(only(&made))));
+    let later = later.unwrap();
+    assert_eq!((later.stop, &later.tokens, &later.text), (StopKind::Constraint, &up_front.tokens, &up_front.text));
+    assert_eq!(*made.lock().unwrap(), later.tokens);
+    // The prompt's progress still comes, in order, to the end.
+    assert!(progress.windows(2).all(|w| w[0].0 <= w[1].0), "{progress:?}");
+    assert_eq!(progress.last().map(|&(done, total)| done == total), Some(true), "{progress:?}");
+
+    // No constraint made: the tokens of a free decoding.
+    handle.reset().unwrap();
+    let (free, _) = run(&handle, "hello there", params(4));
+    handle.reset().unwrap();
+    let (none_made, _) = run_making(&handle, "hello there", params(4), || None);
+    assert_eq!(none_made.unwrap().tokens, free.tokens);
+}
+
+#[test]
+fn a_generation_refused_before_its_first_token_does_not_wait_for_the_constraint() {
+    let (_dir, handle) = tiny();
+    let long = "hello ".repeat(300);
+    let (refused, _) = run_making(&handle, &long, params(4), bytes_only);
+    assert!(matches!(refused, Err(BrainError::PromptTooLong { .. })), "{refused:?}");
+    // The decoder serves the next request as usual.
+    let (next, _) = run_making(&handle, "hello", params(2), bytes_only);
+    assert_eq!(next.unwrap().tokens.len(), 2);
+}
+
 /// Records the budget it is told before each token.
 struct Budgets(Arc<Mutex<Vec<usize>>>);
 

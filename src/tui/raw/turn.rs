@@ -213,8 +213,9 @@ pub fn grammar_applied(stats: &DecisionStats) -> bool {
     stats.mask_ms > 0.0 || stats.grammar_ms > 0.0
 }
 
-/// The constrained decoding's cost: `mask 0.90 ms/token · 3.0% of decode · grammar 42 ms`.
-/// The mask time is part of the decode time, so the share is of the whole decode step.
+/// The constrained decoding's cost: `mask 0.90 ms/token · 3.0% of decode · grammar 42 ms`,
+/// with `(12 ms waited)` after it when the decoder waited for a grammar made beside the
+/// prefill. The mask time is part of the decode time, so the share is of the whole decode step.
 pub fn mask_line(stats: &DecisionStats) -> String {
     let per_token = if stats.generated_tokens > 0 {
         format!("{:.2} ms/token", stats.mask_ms / stats.generated_tokens as f64)
@@ -226,7 +227,8 @@ pub fn mask_line(stats: &DecisionStats) -> String {
     } else {
         "–".to_string()
     };
-    format!("mask {per_token} · {share} of decode · grammar {:.0} ms", stats.grammar_ms)
+    let waited = if stats.grammar_wait_ms >= 0.5 { format!(" ({:.0} ms waited)", stats.grammar_wait_ms) } else { String::new() };
+    format!("mask {per_token} · {share} of decode · grammar {:.0} ms{waited}", stats.grammar_ms)
 }
 
 #[cfg(test)]
@@ -274,6 +276,8 @@ mod tests {
         let stats = DecisionStats { generated_tokens: 61, decode_ms: 1800.0, mask_ms: 54.9, grammar_ms: 42.0, ..DecisionStats::default() };
         assert_eq!(mask_line(&stats), "mask 0.90 ms/token · 3.0% of decode · grammar 42 ms");
         assert_eq!(mask_line(&DecisionStats::default()), "mask – ms/token · – of decode · grammar 0 ms");
+        let waited = DecisionStats { grammar_ms: 300.0, grammar_wait_ms: 120.4, ..stats };
+        assert_eq!(mask_line(&waited), "mask 0.90 ms/token · 3.0% of decode · grammar 300 ms (120 ms waited)");
     }
 
     #[test]
