@@ -358,6 +358,7 @@ pub fn plan_run(upto: PlanRun) -> Vec<Event> {
             latency_ms: 2110.0,
             mask_ms: 54.9,
             grammar_ms: 42.0,
+            grammar_wait_ms: 0.0,
             fast_forwarded: 0,
             prompt_cache_tokens: 0,
             ttft_ms: 0.0,
