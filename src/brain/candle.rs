@@ -12,7 +12,7 @@ use super::constrain;
 use super::context;
 use super::decision;
 use super::format::Ask;
-use super::generate::{GenParams, ModelHandle, StopKind};
+use super::generate::{GenParams, ModelHandle, StopKind, TokenConstraint};
 use super::progress::ProgressSink;
 use super::prompt::{self, Reminder};
 use super::next_step;
@@ -118,10 +118,12 @@ impl Brain for CandleBrain {
             let params = self.params();
             let mut decoding = request.decoding.unwrap_or(self.profile.decoding);
             let constrained = decoding == Decoding::Constrained;
-            // The grammar is made beside the prefill (in a new process its first use waits
-            // for the vocabulary's token space, which is built while the model loads): the
-            // decoder takes it after the prompt, before the first token.
-            let build = || {
+            let mut warnings = Vec::new();
+            let mut grammar_ms = 0.0;
+            // The grammar is made while the decoder reads the prompt (in a new process its
+            // first use waits for the vocabulary's token space, built while the model loads);
+            // the decoder takes it before the first token.
+            let make = || {
                 let compiling = Instant::now();
                 let choice = constrain::Choices {
                     bias: request.answer_bias.unwrap_or(self.profile.no_call_bias),
@@ -132,50 +134,26 @@ impl Brain for CandleBrain {
                     true_bias: self.profile.true_bias,
                     input_given: if request.answer_bias.is_some() { None } else { self.profile.input_given_bias },
                 };
-                let built = constrain::for_request(&self.model, request, ask, strategy, &choice).map(|constraint| {
-                    if !self.profile.thinking {
-                        return (constraint, None);
-                    }
-                    match self.model.tokenizer().token_id("</think>") {
+                let made: Option<Box<dyn TokenConstraint + Send>> = match constrain::for_request(&self.model, request, ask, strategy, &choice) {
+                    Ok(constraint) if self.profile.thinking => match self.model.tokenizer().token_id("</think>") {
                         // The thought first, free; then the answer, held to the grammar.
-                        Some(close) => (Box::new(constrain::ThoughtFirst::new(constraint, close, self.model.stop_tokens().to_vec())) as Box<_>, None),
-                        None => (constraint, Some("thinking: the model has no </think> token; decoded constrained without a thought".to_string())),
-                    }
-                });
-                (built, compiling.elapsed().as_secs_f64() * 1000.0)
-            };
-            let (generation, built, grammar_ms) = if constrained {
-                let mut rest = None;
-                let mut grammar_ms = 0.0;
-                let make = || {
-                    let (built, ms) = build();
-                    grammar_ms = ms;
-                    match built {
-                        Ok((constraint, note)) => {
-                            rest = Some(Ok(note));
+                        Some(close) => Some(Box::new(constrain::ThoughtFirst::new(constraint, close, self.model.stop_tokens().to_vec()))),
+                        None => {
+                            warnings.push("thinking: the model has no </think> token; decoded constrained without a thought".into());
                             Some(constraint)
                         }
-                        Err(e) => {
-                            rest = Some(Err(e));
-                            None
-                        }
+                    },
+                    Ok(constraint) => Some(constraint),
+                    Err(e) => {
+                        warnings.push(format!("decoded without constraint: {e}"));
+                        decoding = Decoding::Free;
+                        None
                     }
                 };
-                let generation = self.model.generate_making(&prompt_text, params, Some(make), &mut *on_token, cancel);
-                (generation, rest, grammar_ms)
-            } else {
-                (self.model.generate(&prompt_text, params, &mut *on_token, cancel), None, 0.0)
+                grammar_ms = compiling.elapsed().as_secs_f64() * 1000.0;
+                made
             };
-            let mut warnings = Vec::new();
-            match built {
-                Some(Ok(Some(note))) => warnings.push(note),
-                Some(Err(e)) => {
-                    warnings.push(format!("decoded without constraint: {e}"));
-                    decoding = Decoding::Free;
-                }
-                Some(Ok(None)) | None => {}
-            }
-            let generation = generation?;
+            let generation = self.model.generate_making(&prompt_text, params, constrained.then_some(make), &mut *on_token, cancel)?;
             if generation.stop == StopKind::Cancelled {
                 return Err(BrainError::Cancelled);
             }
