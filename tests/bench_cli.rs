@@ -233,3 +233,62 @@ fn several_profiles_and_both_decodings_make_a_grid_of_settings() {
     let md = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
     assert!(md.contains("| profile | Mock A | Mock A | mock-b | mock-b |"), "{md}");
 }
+
+#[test]
+fn two_runs_compare_case_by_case_and_bad_runs_are_one_clear_error() {
+    let dir = workspace();
+    let config = config();
+    let bench = |outdir: &str, ids: &str| {
+        let out = b4(
+            dir.path(),
+            &[
+                "bench", "--model_config", &config, "--cases_dir", "cases", "--tools_schema", "tools_schema.json",
+                "--mode", "mock", "--ids", ids, "--outdir", outdir,
+            ],
+        );
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    bench("a", "calc,direct,read");
+    bench("b", "calc,direct,multi");
+    // The report gives the accuracy's interval beside it.
+    let md = std::fs::read_to_string(dir.path().join("a/report.md")).unwrap();
+    assert!(md.contains("| accuracy | 66.7% (2/3) |"), "{md}");
+    assert!(md.contains("| accuracy, 95% interval | 20.8-93.9% |"), "{md}");
+    let interval = &read_json(&dir.path().join("a/report.json"))["settings"][0]["accuracy_interval"];
+    assert!((interval[0].as_f64().unwrap() - 0.2077).abs() < 1e-3, "{interval}");
+
+    let out = b4(dir.path(), &["bench", "--compare", "a", "b/report.json"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("mock-prompt_json-free: 2 cases in both"), "{stdout}");
+    assert!(stdout.contains("not paired    1 only before, 1 only after"), "{stdout}");
+    assert!(stdout.contains("right         1 -> 1 of 2 (50.0% -> 50.0%"), "{stdout}");
+    assert!(stdout.contains("0 gained, 0 lost (no verdict moved)"), "{stdout}");
+    assert!(stdout.contains("text          the same in all 2"), "{stdout}");
+
+    // A verdict that moved with the same text: the case's expected call changed between the runs.
+    let read_case = dir.path().join("cases/read.json");
+    let mut case = read_json(&read_case);
+    bench("c", "read");
+    case["expected"] = json!({"tool_calls": [{"name": "calculator", "args": {"expression": ["1+1"]}}]});
+    std::fs::write(&read_case, case.to_string()).unwrap();
+    bench("d", "read");
+    let out = b4(dir.path(), &["bench", "--compare", "c", "d"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("0 gained, 1 lost (exact McNemar p = 1.000: within chance)"), "{stdout}");
+    assert!(stdout.contains("lost          read"), "{stdout}");
+    assert!(stdout.contains("text          the same in all 1"), "{stdout}");
+
+    let fail = |args: &[&str]| {
+        let out = b4(dir.path(), args);
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).trim().to_string())
+    };
+    let (code, err) = fail(&["bench", "--compare", "a", "nowhere"]);
+    assert_eq!(code, Some(2));
+    assert!(err.starts_with("error: nowhere: cannot read") && err.lines().count() == 1, "{err}");
+    let (code, err) = fail(&["bench", "--compare", "a"]);
+    assert_eq!(code, Some(2), "{err}");
+    let (code, err) = fail(&["bench", "--mode", "mock", "--cases_dir", "cases"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--outdir"), "{err}");
+}

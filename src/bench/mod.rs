@@ -12,6 +12,8 @@
 //! | settings grid x cases x repeats, one record per decision | [`runner`] |
 //! | summary statistics, `report.json`, `report.md`, the printed table | [`report`] |
 //! | whole conversations through the agent loop, answers scored | [`conversations`] |
+//! | accuracy intervals, the paired test of two runs | [`significance`] |
+//! | two runs' reports compared case by case (`b4 bench --compare`) | [`compare`] |
 //!
 //! The library computes; `b4 bench` (src/cli/bench.rs) does the file writing, the
 //! progress bar and Ctrl+C.
@@ -19,10 +21,12 @@
 pub mod answer;
 pub mod bfcl;
 pub mod case;
+pub mod compare;
 pub mod conversations;
 pub mod report;
 pub mod runner;
 pub mod score;
+pub mod significance;
 
 pub use case::{BenchCase, Expected, ExpectedCall};
 pub use report::{build_report, render_markdown, render_table, Report};

@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use unicode_width::UnicodeWidthStr;
 
+use super::significance::wilson;
 use super::runner::{BenchMode, BenchPlan, BenchRun, CaseRecord, RecordStatus};
 
 /// How the run was started, for the report's header.
@@ -97,6 +98,9 @@ pub struct SettingSummary {
     pub tool_calling: String,
     pub decoding: String,
     pub overall: Stats,
+    /// The 95% Wilson interval of `overall.accuracy` (fractions); only for a run of one
+    /// decision per case (a case's repeated runs are not independent draws).
+    pub accuracy_interval: Option<[f64; 2]>,
     /// In the order the categories first appear among the cases.
     pub categories: Vec<CategoryStats>,
     /// With `--repeat` above 1.
@@ -296,6 +300,7 @@ pub fn build_report(plan: &BenchPlan, run: &BenchRun, meta: ReportMeta) -> Repor
                 unanimous: cells.iter().filter(|c| c.agreement >= 1.0).count(),
                 cases: cells.len(),
             });
+            let overall = stats(&mine);
             SettingSummary {
                 setting: s.name.clone(),
                 profile: s.profile.name.clone(),
@@ -305,7 +310,8 @@ pub fn build_report(plan: &BenchPlan, run: &BenchRun, meta: ReportMeta) -> Repor
                 // A server masks out of our sight: no mask figures for a served profile.
                 mask: (s.decoding == crate::brain::Decoding::Constrained && s.profile.backend != crate::brain::Backend::OpenAi)
                     .then(|| mask_cost(&mine)),
-                overall: stats(&mine),
+                accuracy_interval: (repeat == 1).then(|| wilson(overall.correct, overall.scored)).flatten().map(|(lo, hi)| [lo, hi]),
+                overall,
                 categories: by_category,
                 agreement,
             }
@@ -425,6 +431,11 @@ pub fn render_markdown(report: &Report) -> String {
     row(&mut out, "decisions", &|s| s.overall.decisions.to_string());
     row(&mut out, "validity", &|s| rate_cell(Some(s.overall.validity), s.overall.valid, s.overall.decisions));
     row(&mut out, "accuracy", &|s| rate_cell(s.overall.accuracy, s.overall.correct, s.overall.scored));
+    if report.settings.iter().any(|s| s.accuracy_interval.is_some()) {
+        row(&mut out, "accuracy, 95% interval", &|s| {
+            s.accuracy_interval.map_or_else(|| "–".into(), |[lo, hi]| format!("{:.1}-{:.1}%", lo * 100.0, hi * 100.0))
+        });
+    }
     row(&mut out, "brain errors", &|s| s.overall.errors.to_string());
     row(&mut out, "latency mean", &|s| ms(s.overall.latency_ms.mean));
     row(&mut out, "latency p50", &|s| ms(s.overall.latency_ms.p50));

@@ -21,7 +21,7 @@ use super::decide::{load_tools_schema, raw_record, write_json};
 use super::interrupt::{self, Interrupt};
 use crate::bench::report::{render_markdown, render_table, Outcome, ReportMeta};
 use crate::bench::runner::safe_name;
-use crate::bench::{bfcl, build_report, case, BenchMode, BenchPlan, CaseRecord, Job, Observer, Setting};
+use crate::bench::{bfcl, build_report, case, compare, BenchMode, BenchPlan, CaseRecord, Job, Observer, Setting};
 use crate::brain::{make_brain, Backend, Brain, Decision, Decoding, Profile, Strategy};
 use crate::protocol::ToolCalling;
 
@@ -72,9 +72,14 @@ pub struct BenchArgs {
     /// scored (see docs/bench/README.md).
     #[arg(long, value_name = "QUESTIONS.json", conflicts_with_all = ["cases_dir", "bfcl", "tools_schema"])]
     pub conversations: Option<PathBuf>,
+    /// Compare two finished runs (their folders or report.json files) case by case: what
+    /// each got right, gained and lost, whether that is more than chance, the same raw text
+    /// or not. Runs nothing.
+    #[arg(long, num_args = 2, value_names = ["BEFORE", "AFTER"], conflicts_with_all = ["cases_dir", "bfcl", "conversations", "tools_schema", "outdir"])]
+    pub compare: Vec<PathBuf>,
     /// Where the report and the per-case files go.
-    #[arg(long, value_name = "DIR")]
-    pub outdir: PathBuf,
+    #[arg(long, value_name = "DIR", required_unless_present = "compare")]
+    pub outdir: Option<PathBuf>,
 }
 
 /// `--tool_calling`: one way, or both side by side.
@@ -116,8 +121,14 @@ impl DecodingChoice {
 }
 
 pub fn run(args: BenchArgs) -> Result<ExitCode> {
+    if let [before, after] = &args.compare[..] {
+        let comparison = compare::compare(&compare::load(before)?, &compare::load(after)?)?;
+        print!("{}", compare::render(&comparison));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let outdir = args.outdir.clone().context("give --outdir DIR")?;
     if let Some(questions) = &args.conversations {
-        return super::bench_conversations::run(&args, questions);
+        return super::bench_conversations::run(&args, questions, &outdir);
     }
     let config = super::load_config(args.model_config.as_deref())?;
     let cases = load_cases(&args)?;
@@ -138,7 +149,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         let brain = make_brain(profile).with_context(|| format!("cannot start profile {}", profile.name))?;
         brains.insert(profile.name.clone(), brain);
     }
-    std::fs::create_dir_all(&args.outdir).with_context(|| format!("{}: cannot create", args.outdir.display()))?;
+    std::fs::create_dir_all(&outdir).with_context(|| format!("{}: cannot create", outdir.display()))?;
     // From here a signal stops the run and the report of what is done is still written.
     let signals = interrupt::signal_runtime()?;
     let interrupt = Interrupt::watch(&signals, || {})?;
@@ -152,7 +163,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
 
     let started_at = now();
     let progress = progress_bar(plan.decisions() as u64);
-    let mut observer = FileObserver { outdir: args.outdir.clone(), mode: args.mode, progress: progress.clone(), pieces: 0 };
+    let mut observer = FileObserver { outdir: outdir.clone(), mode: args.mode, progress: progress.clone(), pieces: 0 };
     // One flag for both: stop before the next decision, and end the current one now.
     let outcome = crate::bench::run(&plan, &mut brains, &mut observer, &interrupt.cancel, &interrupt.cancel);
     progress.finish_and_clear();
@@ -160,10 +171,10 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
 
     let meta = ReportMeta { command: command_line(), started_at, finished_at: now() };
     let report = build_report(&plan, &bench_run, meta);
-    write_json(&args.outdir.join("report.json"), &serde_json::to_value(&report)?)?;
-    write_text(&args.outdir.join("report.md"), &render_markdown(&report))?;
+    write_json(&outdir.join("report.json"), &serde_json::to_value(&report)?)?;
+    write_text(&outdir.join("report.md"), &render_markdown(&report))?;
     print!("{}", render_table(&report));
-    eprintln!("report: {}", args.outdir.join("report.md").display());
+    eprintln!("report: {}", outdir.join("report.md").display());
     if interrupt.received() {
         let done = bench_run.records.len();
         let what = format!("stopped after {done} of {} decisions; the report covers those {done}; nothing half-written", plan.decisions());

@@ -26,7 +26,7 @@ use crate::brain::make_brain;
 use crate::protocol::{AgentMode, Message};
 use crate::runtime::SharedBrain;
 
-pub fn run(args: &BenchArgs, questions: &Path) -> Result<ExitCode> {
+pub fn run(args: &BenchArgs, questions: &Path, outdir: &Path) -> Result<ExitCode> {
     if args.repeat > 1 {
         anyhow::bail!("--repeat repeats single decisions; with --conversations each question is asked once");
     }
@@ -51,7 +51,7 @@ pub fn run(args: &BenchArgs, questions: &Path) -> Result<ExitCode> {
         let brain = make_brain(profile).with_context(|| format!("cannot start profile {}", profile.name))?;
         brains.insert(profile.name.clone(), Arc::new(Mutex::new(brain)));
     }
-    std::fs::create_dir_all(&args.outdir).with_context(|| format!("{}: cannot create", args.outdir.display()))?;
+    std::fs::create_dir_all(outdir).with_context(|| format!("{}: cannot create", outdir.display()))?;
     let rt = super::tokio_runtime()?;
     // The signal's flag stops the run, cancelling the question it is in.
     let interrupt = Interrupt::watch(&rt, || {})?;
@@ -64,16 +64,16 @@ pub fn run(args: &BenchArgs, questions: &Path) -> Result<ExitCode> {
     );
 
     let started_at = now();
-    let mut observer = Files { outdir: args.outdir.clone() };
+    let mut observer = Files { outdir: outdir.to_path_buf() };
     let outcome = rt.block_on(conversations::run(&plan, &brains, &mut observer, &interrupt.cancel));
     let chat_run = outcome?;
 
     let meta = ReportMeta { command: command_line(), started_at, finished_at: now() };
     let report = build_report(&plan, &chat_run, meta, args.mode.as_str());
-    write_json(&args.outdir.join("report.json"), &serde_json::to_value(&report)?)?;
-    write_text(&args.outdir.join("report.md"), &render_markdown(&report))?;
+    write_json(&outdir.join("report.json"), &serde_json::to_value(&report)?)?;
+    write_text(&outdir.join("report.md"), &render_markdown(&report))?;
     print!("{}", render_table(&report));
-    eprintln!("report: {}", args.outdir.join("report.md").display());
+    eprintln!("report: {}", outdir.join("report.md").display());
     if interrupt.received() {
         let done = chat_run.records.len();
         let what = format!("stopped after {done} of {} questions; the report covers those {done}; nothing half-written", plan.questions());
