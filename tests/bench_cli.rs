@@ -250,6 +250,7 @@ fn two_runs_compare_case_by_case_and_bad_runs_are_one_clear_error() {
     };
     bench("a", "calc,direct,read");
     bench("b", "calc,direct,multi");
+    assert_eq!(read_json(&dir.path().join("a/report.json"))["function_order"], "given");
     // The report gives the accuracy's interval beside it.
     let md = std::fs::read_to_string(dir.path().join("a/report.md")).unwrap();
     assert!(md.contains("| accuracy | 66.7% (2/3) |"), "{md}");
@@ -278,6 +279,19 @@ fn two_runs_compare_case_by_case_and_bad_runs_are_one_clear_error() {
     assert!(stdout.contains("0 gained, 1 lost (exact McNemar p = 1.000: within chance)"), "{stdout}");
     assert!(stdout.contains("lost          read"), "{stdout}");
     assert!(stdout.contains("text          the same in all 1"), "{stdout}");
+
+    // Another order of the offered functions is run and said so.
+    let out = b4(
+        dir.path(),
+        &[
+            "bench", "--model_config", &config, "--cases_dir", "cases", "--tools_schema", "tools_schema.json",
+            "--mode", "mock", "--ids", "calc", "--function_order", "reversed", "--outdir", "e",
+        ],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(read_json(&dir.path().join("e/report.json"))["function_order"], "reversed");
+    let md = std::fs::read_to_string(dir.path().join("e/report.md")).unwrap();
+    assert!(md.contains("- functions offered in another order than the cases give: reversed"), "{md}");
 
     let fail = |args: &[&str]| {
         let out = b4(dir.path(), args);

@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use unicode_width::UnicodeWidthStr;
 
+use super::case::FunctionOrder;
 use super::significance::wilson;
 use super::runner::{BenchMode, BenchPlan, BenchRun, CaseRecord, RecordStatus};
 
@@ -187,6 +188,8 @@ pub struct Report {
     pub started_at: String,
     pub finished_at: String,
     pub mode: BenchMode,
+    /// The order each case's functions were offered in.
+    pub function_order: FunctionOrder,
     pub repeat: usize,
     pub interrupted: bool,
     /// Decisions planned and made.
@@ -322,6 +325,7 @@ pub fn build_report(plan: &BenchPlan, run: &BenchRun, meta: ReportMeta) -> Repor
         started_at: meta.started_at,
         finished_at: meta.finished_at,
         mode: plan.mode,
+        function_order: plan.function_order,
         repeat,
         interrupted: run.interrupted,
         planned: plan.decisions(),
@@ -411,6 +415,9 @@ pub fn render_markdown(report: &Report) -> String {
         report.cases.len(),
         report.settings.len()
     );
+    if report.function_order != FunctionOrder::Given {
+        let _ = writeln!(out, "- functions offered in another order than the cases give: {}", report.function_order.as_str());
+    }
     let _ = writeln!(out, "- started {} · finished {}", report.started_at, report.finished_at);
     if report.interrupted {
         let _ = writeln!(out, "- **interrupted**: {} of {} decisions ran", report.completed, report.planned);
@@ -746,7 +753,15 @@ mod tests {
             timed("qwen-0.5b-builtin-constrained", "a", 40, 1000.0, 20.0, 30.0),
             timed("qwen-0.5b-builtin-constrained", "b", 10, 250.0, 5.0, 10.0),
         ];
-        let plan = BenchPlan { mode: BenchMode::PromptJson, settings, cases: vec![], repeat: 1, tools: None, exclusivity: Exclusivity::default() };
+        let plan = BenchPlan {
+            mode: BenchMode::PromptJson,
+            settings,
+            cases: vec![],
+            repeat: 1,
+            tools: None,
+            exclusivity: Exclusivity::default(),
+            function_order: Default::default(),
+        };
         build_report(&plan, &BenchRun { records, interrupted: false }, ReportMeta::default())
     }
 

@@ -11,7 +11,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::case::BenchCase;
+use super::case::{BenchCase, FunctionOrder};
 use super::{score, BenchError};
 use crate::brain::{Brain, BrainError, Decision, DecisionRequest, Decoding, Exclusivity, Profile, Strategy};
 use crate::protocol::{Phase, Stream, ToolCall, ToolCalling};
@@ -90,6 +90,8 @@ pub struct BenchPlan {
     /// The global tools schema; a case's own tools replace it.
     pub tools: Option<Vec<Value>>,
     pub exclusivity: Exclusivity,
+    /// The order each case's functions are offered in.
+    pub function_order: FunctionOrder,
 }
 
 impl BenchPlan {
@@ -104,6 +106,23 @@ impl BenchPlan {
 
     fn tools_for<'a>(&'a self, case: &'a BenchCase) -> Result<&'a Vec<Value>, BenchError> {
         case.tools.as_ref().or(self.tools.as_ref()).ok_or_else(|| BenchError::NoTools { case: case.id.clone() })
+    }
+
+    /// What `case` asks under `setting`: its messages, its tools in the plan's order.
+    fn request(&self, case: &BenchCase, setting: &Setting) -> Result<DecisionRequest, BenchError> {
+        let mut tools = self.tools_for(case)?.clone();
+        self.function_order.apply(&mut tools);
+        Ok(DecisionRequest {
+            messages: case.messages.clone(),
+            tools,
+            phase: self.mode.phase(),
+            tool_calling: setting.tool_calling,
+            exclusivity: self.exclusivity,
+            decoding: Some(setting.decoding),
+            strategy: Some(setting.profile.strategy),
+            more_calls_bias: None,
+            answer_bias: None,
+        })
     }
 }
 
@@ -201,17 +220,7 @@ pub fn run(
     for setting in &plan.settings {
         let brain = brains.get_mut(&setting.profile.name).ok_or_else(|| BenchError::NoBrain(setting.profile.name.clone()))?;
         for case in &plan.cases {
-            let request = DecisionRequest {
-                messages: case.messages.clone(),
-                tools: plan.tools_for(case)?.clone(),
-                phase: plan.mode.phase(),
-                tool_calling: setting.tool_calling,
-                exclusivity: plan.exclusivity,
-                decoding: Some(setting.decoding),
-                strategy: Some(setting.profile.strategy),
-                more_calls_bias: None,
-                answer_bias: None,
-            };
+            let request = plan.request(case, setting)?;
             for run in 1..=repeat {
                 if stop.load(Ordering::SeqCst) {
                     result.interrupted = true;
@@ -329,6 +338,7 @@ mod tests {
     use crate::bench::case::case_from_value;
     use crate::brain::mock::MockBrain;
     use crate::brain::Backend;
+    use crate::tools::spec::ToolSpec;
 
     fn mock_profile() -> Profile {
         Profile { name: "mock".into(), backend: Backend::Mock, ..Profile::default() }
@@ -364,7 +374,25 @@ mod tests {
             repeat,
             tools: Some(tools()),
             exclusivity: Exclusivity::default(),
+            function_order: FunctionOrder::Given,
         }
+    }
+
+    #[test]
+    fn the_plan_offers_each_case_its_functions_in_the_order_asked() {
+        let names = |p: &BenchPlan| -> Vec<String> {
+            let request = p.request(&p.cases[0], &p.settings[0]).unwrap();
+            ToolSpec::parse_all(&request.tools).unwrap().into_iter().map(|t| t.name).collect()
+        };
+        let mut p = plan(BenchMode::PromptJson, 1);
+        assert_eq!(names(&p), ["calculator", "file_reader", "local_file_search"]);
+        p.function_order = FunctionOrder::Reversed;
+        assert_eq!(names(&p), ["local_file_search", "file_reader", "calculator"]);
+        p.function_order = FunctionOrder::Rotated;
+        assert_eq!(names(&p), ["file_reader", "local_file_search", "calculator"]);
+        // A case's own tools are reordered the same way.
+        p.cases[0].tools = Some(tools()[..2].to_vec());
+        assert_eq!(names(&p), ["file_reader", "calculator"]);
     }
 
     fn brains() -> BTreeMap<String, Box<dyn Brain>> {

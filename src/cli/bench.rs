@@ -21,6 +21,7 @@ use super::decide::{load_tools_schema, raw_record, write_json};
 use super::interrupt::{self, Interrupt};
 use crate::bench::report::{render_markdown, render_table, Outcome, ReportMeta};
 use crate::bench::runner::safe_name;
+use crate::bench::case::FunctionOrder;
 use crate::bench::{bfcl, build_report, case, compare, BenchMode, BenchPlan, CaseRecord, Job, Observer, Setting};
 use crate::brain::{make_brain, Backend, Brain, Decision, Decoding, Profile, Strategy};
 use crate::protocol::ToolCalling;
@@ -72,6 +73,10 @@ pub struct BenchArgs {
     /// scored (see docs/bench/README.md).
     #[arg(long, value_name = "QUESTIONS.json", conflicts_with_all = ["cases_dir", "bfcl", "tools_schema"])]
     pub conversations: Option<PathBuf>,
+    /// The order each case's functions are offered in: as given, reversed, or rotated (the
+    /// first moved to the end); a small model favours the first plausible one.
+    #[arg(long = "function_order", alias = "function-order", value_enum, default_value = "given", conflicts_with = "conversations")]
+    pub function_order: FunctionOrder,
     /// Compare two finished runs (their folders or report.json files) case by case: what
     /// each got right, gained and lost, whether that is more than chance, the same raw text
     /// or not. Runs nothing.
@@ -141,6 +146,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         repeat: args.repeat as usize,
         tools,
         exclusivity: config.runtime.exclusivity,
+        function_order: args.function_order,
     };
     plan.check()?;
     let mut brains: BTreeMap<String, Box<dyn Brain>> = BTreeMap::new();
