@@ -19,7 +19,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
 use super::runner::safe_name;
-use super::significance::{mcnemar_exact, wilson};
+use super::significance::{interval_text, mcnemar_exact};
 
 /// One decision (or one question of a conversation) as its run recorded it.
 #[derive(Clone, Debug, PartialEq)]
@@ -144,7 +144,7 @@ pub struct SettingComparison {
     /// Exact McNemar, two-sided, on `gained` against `lost`.
     pub p_value: f64,
     pub categories: Vec<CategoryCount>,
-    /// `None` where neither run kept texts.
+    /// `None` where no case has a text kept by both runs.
     pub texts: Option<TextCount>,
     /// Mean latency over the paired cases, before and after.
     pub latency_ms: (f64, f64),
@@ -259,7 +259,7 @@ fn percent(right: usize, of: usize) -> String {
 }
 
 fn interval(right: usize, of: usize) -> String {
-    wilson(right, of).map_or_else(|| "–".into(), |(lo, hi)| format!("{:.1}-{:.1}%", lo * 100.0, hi * 100.0))
+    interval_text(right, of)
 }
 
 /// The comparison as the console shows it.
@@ -311,7 +311,7 @@ pub fn render(comparison: &Comparison) -> String {
                 let _ = writeln!(out, "  text          the same in {} of {}; differs: {}", t.same, t.compared, t.differ.join(", "));
             }
             None => {
-                let _ = writeln!(out, "  text          not kept by either run");
+                let _ = writeln!(out, "  text          not kept by both runs");
             }
         }
         if s.paired > 0 {
@@ -421,7 +421,7 @@ mod tests {
         let shown = render(&c);
         assert!(shown.contains("one -> two: 12 cases in both"), "{shown}");
         assert!(shown.contains("12 gained, 0 lost (exact McNemar p = 0.000: more than chance)"), "{shown}");
-        assert!(shown.contains("text          not kept by either run"), "{shown}");
+        assert!(shown.contains("text          not kept by both runs"), "{shown}");
     }
 
     #[test]

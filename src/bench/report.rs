@@ -14,7 +14,7 @@ use serde::Serialize;
 use unicode_width::UnicodeWidthStr;
 
 use super::case::FunctionOrder;
-use super::significance::wilson;
+use super::significance::{percent_range, wilson};
 use super::runner::{BenchMode, BenchPlan, BenchRun, CaseRecord, RecordStatus};
 
 /// How the run was started, for the report's header.
@@ -313,7 +313,7 @@ pub fn build_report(plan: &BenchPlan, run: &BenchRun, meta: ReportMeta) -> Repor
                 // A server masks out of our sight: no mask figures for a served profile.
                 mask: (s.decoding == crate::brain::Decoding::Constrained && s.profile.backend != crate::brain::Backend::OpenAi)
                     .then(|| mask_cost(&mine)),
-                accuracy_interval: (repeat == 1).then(|| wilson(overall.correct, overall.scored)).flatten().map(|(lo, hi)| [lo, hi]),
+                accuracy_interval: if repeat == 1 { wilson(overall.correct, overall.scored).map(|(lo, hi)| [lo, hi]) } else { None },
                 overall,
                 categories: by_category,
                 agreement,
@@ -440,7 +440,7 @@ pub fn render_markdown(report: &Report) -> String {
     row(&mut out, "accuracy", &|s| rate_cell(s.overall.accuracy, s.overall.correct, s.overall.scored));
     if report.settings.iter().any(|s| s.accuracy_interval.is_some()) {
         row(&mut out, "accuracy, 95% interval", &|s| {
-            s.accuracy_interval.map_or_else(|| "–".into(), |[lo, hi]| format!("{:.1}-{:.1}%", lo * 100.0, hi * 100.0))
+            s.accuracy_interval.map_or_else(|| "–".into(), |[lo, hi]| percent_range(lo, hi))
         });
     }
     row(&mut out, "brain errors", &|s| s.overall.errors.to_string());

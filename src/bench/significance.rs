@@ -25,6 +25,17 @@ pub fn wilson(successes: usize, n: usize) -> Option<(f64, f64)> {
     Some(((centre - half).max(0.0), (centre + half).min(1.0)))
 }
 
+/// [`wilson`]'s interval of `successes` out of `n` as reports write it (`50.2-64.1%`); `–`
+/// for no trials.
+pub fn interval_text(successes: usize, n: usize) -> String {
+    wilson(successes, n).map_or_else(|| "–".into(), |(lo, hi)| percent_range(lo, hi))
+}
+
+/// An interval of fractions as a range of percentages, one decimal each.
+pub fn percent_range(lo: f64, hi: f64) -> String {
+    format!("{:.1}-{:.1}%", lo * 100.0, hi * 100.0)
+}
+
 /// The two-sided p-value of the exact McNemar test: the chance, if the two runs were
 /// equally good, of a split of the changed verdicts at least as uneven as `gained` to
 /// `lost`. 1 when nothing changed.
