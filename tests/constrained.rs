@@ -546,3 +546,36 @@ fn an_optional_argument_the_request_states_is_added() {
     let one = decide(&mut asking, &ask("Scale api-gateway to 8 replicas."));
     assert_eq!(namespaces(&one), [""], "{}", one.raw_output);
 }
+
+/// Offered `weather.current`, `weather.forecast` and `weather.air_quality` in that order
+/// and asked for a city's PM2.5 level (dev case `multiple_100`), the 0.5B's first call is of
+/// the first weather function; with the content-free prior over the three names divided
+/// out (`name_calibration`), of the one listed last that the question asks for.
+#[test]
+fn a_function_listed_last_is_chosen_once_the_prior_over_names_is_divided_out() {
+    let _serial = serial();
+    let city = json!({"type": "string", "description": "City name."});
+    let unit = json!({"type": "string", "description": "Temperature unit. Default: celsius.", "enum": ["celsius", "fahrenheit"], "default": "celsius"});
+    let tool = |name: &str, description: &str, properties: Value, required: Value| {
+        json!({"type": "function", "function": {"name": name, "description": description, "parameters": {"type": "object", "properties": properties, "required": required}}})
+    };
+    let tools = vec![
+        tool("weather.current", "Get the current weather conditions for a city.", json!({"city": city, "unit": unit}), json!(["city"])),
+        tool("weather.forecast", "Get the daily weather forecast for a city for the next days (today counts as day 1).", json!({"city": city, "days": {"type": "integer", "description": "Number of days to forecast, 1 to 14."}, "unit": unit}), json!(["city", "days"])),
+        tool("weather.air_quality", "Get the current air quality index (AQI) of a city.", json!({"city": city, "pollutant": {"type": "string", "description": "Which pollutant to report; 'all' reports every one. Default: all.", "enum": ["all", "pm2.5", "pm10", "o3", "no2", "so2", "co"], "default": "all"}}), json!(["city"])),
+    ];
+    let question = vec![Message::user("Is the air in Delhi safe today? Show me the PM2.5 level.")];
+    let configured = profile(MAX_NEW_TOKENS);
+    for way in [ToolCalling::PromptJson, ToolCalling::Builtin] {
+        let asked = DecisionRequest { tools: tools.clone(), ..request(question.clone(), Phase::React, way, Decoding::Constrained) };
+        let named = |calibration: f32| {
+            let mut brain = CandleBrain::load(&Profile { name_calibration: calibration, ..configured.clone() }).unwrap();
+            let decided = decide(&mut brain, &asked);
+            (decided.ai.tool_calls.first().map(|c| c.name.clone()), decided.raw_output)
+        };
+        let (plain, raw) = named(0.0);
+        assert_eq!(plain.as_deref(), Some("weather.current"), "{way:?}: {raw}");
+        let (calibrated, raw) = named(1.0);
+        assert_eq!(calibrated.as_deref(), Some("weather.air_quality"), "{way:?}: {raw}");
+    }
+}

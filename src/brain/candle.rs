@@ -5,16 +5,19 @@
 //! ([`generate`]), then [`decision`] parses the raw text and applies the exclusivity
 //! policy when the model sent content and tool calls together.
 
+use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::constrain;
 use super::context;
 use super::decision;
-use super::format::Ask;
+use super::format::{ends_with_results, Ask};
 use super::generate::{GenParams, ModelHandle, StopKind, TokenConstraint};
 use super::progress::ProgressSink;
 use super::prompt::{self, Reminder};
+use super::name_prior;
 use super::next_step;
 use super::synthesis;
 use super::{Brain, BrainError, Decision, DecisionRequest, Decoding, Profile, TokenSink};
@@ -23,7 +26,13 @@ use crate::protocol::{DecisionStats, Message};
 pub struct CandleBrain {
     profile: Profile,
     model: ModelHandle,
+    /// Content-free priors over tool names, by the prompt they were read after: a
+    /// conversation offers the same tools turn after turn.
+    priors: HashMap<String, Arc<constrain::NamePrior>>,
 }
+
+/// Most content-free priors kept.
+const MAX_PRIORS: usize = 32;
 
 impl CandleBrain {
     /// Loads the profile's model (instantly when the same file is already loaded).
@@ -33,11 +42,52 @@ impl CandleBrain {
 
     /// [`CandleBrain::load`], telling `progress` how far loading has come.
     pub fn load_reporting(profile: &Profile, progress: ProgressSink<'_>) -> Result<Self, BrainError> {
-        Ok(Self { profile: profile.clone(), model: ModelHandle::load_reporting(profile, progress)? })
+        Ok(Self { profile: profile.clone(), model: ModelHandle::load_reporting(profile, progress)?, priors: HashMap::new() })
     }
 
     fn params(&self) -> GenParams {
         GenParams::from_profile(&self.profile)
+    }
+
+    /// The content-free prior over the names of `request`'s tools ([`name_prior`]) for a
+    /// constrained decision asked as `ask` on `messages`, with the profile's
+    /// `name_calibration`; `None` where it does not apply (off, free decoding, fewer than two
+    /// tools, a form whose calls are not named after `"name":`). `prompt` renders a
+    /// conversation as the decision would; what reading the prior cost is added to `stats`.
+    fn name_prior(
+        &mut self,
+        request: &DecisionRequest,
+        ask: Ask,
+        messages: &[Message],
+        strategy: crate::protocol::Strategy,
+        prompt: impl FnOnce(&Self, &[Message]) -> Result<String, BrainError>,
+        stats: &mut DecisionStats,
+        cancel: &AtomicBool,
+    ) -> Result<Option<(Arc<constrain::NamePrior>, f32)>, BrainError> {
+        let strength = self.profile.name_calibration;
+        let constrained = request.decoding.unwrap_or(self.profile.decoding) == Decoding::Constrained;
+        let after_results = ends_with_results(messages);
+        let target = ask.target(after_results);
+        let (true, true, Some(opener)) = (strength != 0.0, constrained, name_prior::opener(target)) else { return Ok(None) };
+        let Ok(tools) = crate::tools::spec::ToolSpec::parse_all(&request.tools) else { return Ok(None) };
+        let Ok(tools) = constrain::grounding::grounded(&tools, messages) else { return Ok(None) };
+        if tools.len() < 2 || (constrain::uses_tasks(target, strategy, &tools) && !after_results) {
+            return Ok(None);
+        }
+        let text = format!("{}{opener}", prompt(self, &name_prior::content_free(messages))?);
+        if let Some(prior) = self.priors.get(&text) {
+            return Ok(Some((prior.clone(), strength)));
+        }
+        let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+        let params = || self.params();
+        let (prior, cost) = name_prior::measure(&self.model, &params, &text, &names, cancel)?;
+        decision::add_generation(stats, &cost);
+        let prior = Arc::new(prior);
+        if self.priors.len() >= MAX_PRIORS {
+            self.priors.clear();
+        }
+        self.priors.insert(text, prior.clone());
+        Ok(Some((prior, strength)))
     }
 
     /// The prompt's budget: `max_input_tokens` and room in the context window for the
@@ -113,6 +163,8 @@ impl Brain for CandleBrain {
             }
             warnings.push(decision::NO_ANSWER_NOTE.into());
         }
+        let mut prior_stats = DecisionStats::default();
+        let names = self.name_prior(request, ask, &messages, strategy, |this, m| render(this, m, Reminder::None), &mut prior_stats, cancel)?;
         let mut decided = decision::decide(&self.profile, request, &margin, warnings, |reminder| {
             let prompt_text = render(self, &messages, reminder)?;
             let params = self.params();
@@ -133,6 +185,7 @@ impl Brain for CandleBrain {
                     omit_optional: self.profile.omit_optional_bias,
                     true_bias: self.profile.true_bias,
                     input_given: if request.answer_bias.is_some() { None } else { self.profile.input_given_bias },
+                    names: names.clone(),
                 };
                 let made: Option<Box<dyn TokenConstraint + Send>> = match constrain::for_request(&self.model, request, ask, strategy, &choice) {
                     Ok(constraint) if self.profile.thinking => match self.model.tokenizer().token_id("</think>") {
@@ -161,6 +214,7 @@ impl Brain for CandleBrain {
             let stats = DecisionStats { grammar_ms, ..generation.stats };
             Ok(decision::Attempt { raw: generation.text, prompt: prompt_text, decoding, stats, warnings })
         })?;
+        decision::add_generation(&mut decided.report.stats, &prior_stats);
         if decided.valid() && (self.profile.drop_made_up_calls || self.profile.drop_unfit_actions) && request.phase != crate::protocol::Phase::Plan {
             super::made_up::drop(self, &mut decided, request, &messages, on_token, cancel)?;
         }

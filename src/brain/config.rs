@@ -103,6 +103,10 @@ pub struct Profile {
     /// Added to `true` where a constrained decision writes a boolean value: small models
     /// write `false` for a flag the request asks for in other words.
     pub true_bias: f32,
+    /// How much of the content-free prior over the offered tools' names a constrained
+    /// decision divides out where it writes a call's name (`brain::name_prior`; 1: all of
+    /// it, 0: none): small models take the first plausible function listed.
+    pub name_calibration: f32,
     /// An optional argument whose value the conversation never writes (or that states
     /// nothing: `""`, `[]`) is left out of a decision's calls (`brain::faithful`).
     pub omit_unstated_optional: bool,
@@ -264,6 +268,7 @@ impl Default for Profile {
             more_calls_bias: 0.0,
             omit_optional_bias: 0.0,
             true_bias: 0.0,
+            name_calibration: 0.0,
             omit_unstated_optional: false,
             drop_made_up_calls: false,
             add_wanted_expression: false,
@@ -363,6 +368,7 @@ impl Profile {
             ("more_calls_bias", Some(self.more_calls_bias)),
             ("omit_optional_bias", Some(self.omit_optional_bias)),
             ("true_bias", Some(self.true_bias)),
+            ("name_calibration", Some(self.name_calibration)),
             ("input_given_bias", self.input_given_bias),
         ]
         .into_iter()

@@ -43,6 +43,7 @@ mod formats;
 pub(crate) mod grammar;
 pub mod grounding;
 mod matcher;
+mod names;
 mod optional;
 mod tasks;
 mod thought;
@@ -55,10 +56,13 @@ pub use boolean::TrueBias;
 pub use calls::MoreCalls;
 pub use grammar::{after_tasks_lark, json_schema, lark, tasks_lark, KeyOrder, NativeStyle, Target, NO_TOOL};
 pub use matcher::GrammarConstraint;
+pub use names::{NameCalibration, NamePrior};
 pub use optional::OptionalBias;
 pub use tasks::{chosen_tools, TasksFirst};
 pub use thought::ThoughtFirst;
 pub use vocab::TokenSpace;
+
+use std::sync::Arc;
 
 use super::generate::{ModelHandle, TokenConstraint};
 use super::{BrainError, DecisionRequest};
@@ -108,6 +112,9 @@ pub struct Choices {
     /// with a tool that searches them ([`grounding::user_looks_for_a_file`]) or arithmetic
     /// ([`super::faithful::user_writes_an_expression`]; the 0.5B's own sums are often wrong).
     pub input_given: Option<f32>,
+    /// The content-free prior over the tools' names and how much of it to divide out where
+    /// a call's name is written (see [`names`]).
+    pub names: Option<(Arc<NamePrior>, f32)>,
 }
 
 impl Choices {
@@ -141,6 +148,10 @@ pub fn for_request(
     let space = TokenSpace::for_model(model)?;
     let tools = grounding::grounded(&ToolSpec::parse_all(&request.tools)?, &request.messages)?;
     let finish = |inner: Box<dyn TokenConstraint + Send>| -> Box<dyn TokenConstraint + Send> {
+        let inner: Box<dyn TokenConstraint + Send> = match &choice.names {
+            Some((prior, strength)) => Box::new(NameCalibration::new(inner, space.clone(), prior.clone(), *strength)),
+            None => inner,
+        };
         let booleans = TrueBias::new(inner, space.clone(), choice.true_bias, choice.margin.clone());
         Box::new(Closing::new(OptionalBias::new(booleans, space.clone(), choice.omit_optional), space.clone()))
     };

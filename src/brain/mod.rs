@@ -23,6 +23,7 @@ pub mod generate;
 pub mod listed_names;
 pub mod made_up;
 pub mod mock;
+pub mod name_prior;
 pub mod named_flags;
 pub mod model;
 pub mod parse;

@@ -120,6 +120,9 @@ impl ServedBrain {
         if self.profile.more_calls_bias != 0.0 {
             warnings.push("more_calls_bias needs the in-process decoder: not applied".into());
         }
+        if self.profile.name_calibration != 0.0 {
+            warnings.push("name_calibration needs the in-process decoder: not applied".into());
+        }
         if self.profile.true_bias != 0.0 {
             warnings.push("true_bias needs the in-process decoder: not applied".into());
         }
