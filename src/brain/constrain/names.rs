@@ -7,7 +7,10 @@
 //! name `n` gets `-strength * ln p0(n)` added, spread over the name's tokens.
 //!
 //! A name is written after `"name":` (the envelope's calls, Hermes blocks, a fence's
-//! array). At each step there, a token is weighed by the prior mass of the names its text
+//! array). Only the decision's first name is weighed: the prior is read where the first call
+//! opens, and after one call the model's leaning is another; weighed there too, the 0.5B's
+//! second call went to a function listed further down and lost 6 dev parallel_multiple
+//! decisions (prompt_json) and gained none. At each step of the first name, a token is weighed by the prior mass of the names its text
 //! leads to against the mass of those the text so far leads to; the steps add up to the
 //! whole name's weight however the name is split into tokens. Where some allowed token
 //! leads to no name (an argument called `name`, whose value is free text), nothing is
@@ -122,6 +125,9 @@ impl<C: TokenConstraint> TokenConstraint for NameCalibration<C> {
         if !any || self.strength == 0.0 {
             return Ok(any);
         }
+        if self.written.matches(NAME_KEY).count() > 1 {
+            return Ok(any);
+        }
         let before = match place(&self.written) {
             Place::Key => 0.0,
             Place::In(partial) => match self.prior.mass(&partial, false) {
@@ -230,6 +236,10 @@ mod tests {
         // The prior gives a_first 95% and b_second 5%: divided out, b_second wins by ~2 logits.
         let calibrated = decode(1.0, opening, "a");
         assert!(calibrated.contains(r#""name":"b_second""#), "{calibrated}");
+        // The second call's name is the model's own.
+        let second = r#"{"tool_calls":[{"id":"call_001","name":"b_second","args":{}},{"id":"call_002","name":""#;
+        let two = decode(1.0, second, "a");
+        assert!(two.contains(r#""name":"b_second","args":{}},{"id":"call_002","name":"a_first""#), "{two}");
         // A model sure of its name keeps it (9 logits against the prior's 3).
         let sure = decode(1.0, r#"{"tool_calls":[{"id":"call_001","name":"a_first"#, "");
         assert!(sure.contains(r#""name":"a_first""#), "{sure}");
