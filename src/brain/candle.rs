@@ -59,7 +59,6 @@ impl CandleBrain {
         request: &DecisionRequest,
         ask: Ask,
         messages: &[Message],
-        strategy: crate::protocol::Strategy,
         prompt: impl FnOnce(&Self, &[Message]) -> Result<String, BrainError>,
         stats: &mut DecisionStats,
         cancel: &AtomicBool,
@@ -71,6 +70,7 @@ impl CandleBrain {
         let (true, true, Some(opener)) = (strength != 0.0, constrained, name_prior::opener(target)) else { return Ok(None) };
         let Ok(tools) = crate::tools::spec::ToolSpec::parse_all(&request.tools) else { return Ok(None) };
         let Ok(tools) = constrain::grounding::grounded(&tools, messages) else { return Ok(None) };
+        let strategy = request.strategy.unwrap_or(self.profile.strategy);
         if tools.len() < 2 || (constrain::uses_tasks(target, strategy, &tools) && !after_results) {
             return Ok(None);
         }
@@ -164,7 +164,7 @@ impl Brain for CandleBrain {
             warnings.push(decision::NO_ANSWER_NOTE.into());
         }
         let mut prior_stats = DecisionStats::default();
-        let names = self.name_prior(request, ask, &messages, strategy, |this, m| render(this, m, Reminder::None), &mut prior_stats, cancel)?;
+        let names = self.name_prior(request, ask, &messages, |this, m| render(this, m, Reminder::None), &mut prior_stats, cancel)?;
         let mut decided = decision::decide(&self.profile, request, &margin, warnings, |reminder| {
             let prompt_text = render(self, &messages, reminder)?;
             let params = self.params();
