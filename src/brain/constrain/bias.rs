@@ -95,9 +95,7 @@ impl<C> AnswerBias<C> {
 
     /// Which way a token, written after `matched` bytes of the prefix, goes.
     fn side(&self, token: u32, matched: usize) -> Side {
-        let bytes = self.space.token_bytes(token);
-        let text: String = String::from_utf8_lossy(&bytes).chars().filter(|c| !c.is_whitespace()).collect();
-        side(self.point, matched, &text)
+        side(self.point, matched, &self.space.visible_text(token))
     }
 }
 
@@ -176,8 +174,7 @@ impl<C: TokenConstraint> TokenConstraint for AnswerBias<C> {
                 self.decided = matches!(self.side(token, matched), Side::Answer | Side::Call);
             }
         }
-        let bytes = self.space.token_bytes(token);
-        self.written.extend(String::from_utf8_lossy(&bytes).chars().filter(|c| !c.is_whitespace()));
+        self.written.push_str(&self.space.visible_text(token));
         Ok(())
     }
 

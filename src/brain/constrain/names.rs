@@ -141,9 +141,7 @@ impl<C: TokenConstraint> TokenConstraint for NameCalibration<C> {
             if !value.is_finite() {
                 continue;
             }
-            let bytes = self.space.token_bytes(id as u32);
-            let text: String = String::from_utf8_lossy(&bytes).chars().filter(|c| !c.is_whitespace()).collect();
-            let after = format!("{}{text}", self.written);
+            let after = format!("{}{}", self.written, self.space.visible_text(id as u32));
             match self.mass_at(&after) {
                 // A token that leads to no name: free text, not a choice between names.
                 None => return Ok(any),
@@ -159,8 +157,7 @@ impl<C: TokenConstraint> TokenConstraint for NameCalibration<C> {
 
     fn commit(&mut self, token: u32) -> Result<(), String> {
         self.inner.commit(token)?;
-        let bytes = self.space.token_bytes(token);
-        self.written.extend(String::from_utf8_lossy(&bytes).chars().filter(|c| !c.is_whitespace()));
+        self.written.push_str(&self.space.visible_text(token));
         Ok(())
     }
 

@@ -205,6 +205,12 @@ impl TokenSpace {
         bytes.to_vec()
     }
 
+    /// The text of one token without its whitespace (lossy where the token splits a
+    /// character): what the choice watchers compare with the text written so far.
+    pub fn visible_text(&self, token: u32) -> String {
+        String::from_utf8_lossy(&self.token_bytes(token)).chars().filter(|c| !c.is_whitespace()).collect()
+    }
+
     /// The tokens of `text` as the model's tokenizer writes them.
     pub fn tokenize(&self, text: &str) -> Vec<u32> {
         self.factory.tok_env().tokenize_bytes(text.as_bytes())
