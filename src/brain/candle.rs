@@ -215,6 +215,9 @@ impl Brain for CandleBrain {
             Ok(decision::Attempt { raw: generation.text, prompt: prompt_text, decoding, stats, warnings })
         })?;
         decision::add_generation(&mut decided.report.stats, &prior_stats);
+        if self.profile.redo_list_echo && super::list_echo::redo(self, &mut decided, request, on_token, cancel)? {
+            return Ok(decided);
+        }
         if decided.valid() && (self.profile.drop_made_up_calls || self.profile.drop_unfit_actions) && request.phase != crate::protocol::Phase::Plan {
             super::made_up::drop(self, &mut decided, request, &messages, on_token, cancel)?;
         }

@@ -142,6 +142,9 @@ pub struct Profile {
     /// the request, and it holds no value the request writes that the earlier calls do not)
     /// is dropped ([`super::extra_call::unasked`]).
     pub drop_unasked_tools: bool,
+    /// A builtin decision that calls every offered tool (three or more) once, in the order
+    /// offered, is made again in the JSON envelope ([`super::list_echo`]).
+    pub redo_list_echo: bool,
     /// Each optional argument (a string or number) a call leaves out is asked of the model
     /// on its own, and added where the conversation writes the value as it is
     /// ([`super::stated_optional`]).
@@ -278,6 +281,7 @@ impl Default for Profile {
             fan_out_choices: false,
             drop_unfit_actions: false,
             drop_unasked_tools: false,
+            redo_list_echo: false,
             add_stated_optional: false,
             input_given_bias: None,
             fresh_follow_up: false,

@@ -20,6 +20,7 @@ pub mod fetch;
 pub mod follow_up;
 pub mod format;
 pub mod generate;
+pub mod list_echo;
 pub mod listed_names;
 pub mod made_up;
 pub mod mock;

@@ -19,11 +19,13 @@ pub(crate) struct Scripted {
     pub pushed: Vec<Option<f32>>,
     /// Each request's messages.
     pub asked: Vec<Vec<Message>>,
+    /// Each request's way of passing tools.
+    pub ways: Vec<ToolCalling>,
 }
 
 impl Scripted {
     pub fn new(profile: Profile, answers: Vec<AiMessage>) -> Self {
-        Self { profile, answers, offered: Vec::new(), pushed: Vec::new(), asked: Vec::new() }
+        Self { profile, answers, offered: Vec::new(), pushed: Vec::new(), asked: Vec::new(), ways: Vec::new() }
     }
 }
 
@@ -37,6 +39,7 @@ impl Brain for Scripted {
         self.offered.push(names);
         self.pushed.push(request.answer_bias);
         self.asked.push(request.messages.clone());
+        self.ways.push(request.tool_calling);
         let ai = self.answers.remove(0);
         let report = DecisionReport::new("scripted", request.phase, request.tool_calling, None);
         Ok(Decision { ai, raw_output: "redone".into(), prompt: String::new(), plan: None, report })

@@ -258,6 +258,9 @@ impl Brain for ServedBrain {
             }
             Ok(Attempt { raw: outcome.completion.raw_text(), prompt, decoding, stats: stats_of(&outcome), warnings })
         })?;
+        if self.profile.redo_list_echo && super::list_echo::redo(self, &mut decided, request, on_token, cancel)? {
+            return Ok(decided);
+        }
         if decided.valid() && (self.profile.drop_made_up_calls || self.profile.drop_unfit_actions) && request.phase != crate::protocol::Phase::Plan {
             super::made_up::drop(self, &mut decided, request, &request.messages, on_token, cancel)?;
         }
