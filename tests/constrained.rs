@@ -579,3 +579,28 @@ fn a_function_listed_last_is_chosen_once_the_prior_over_names_is_divided_out() {
         assert_eq!(calibrated.as_deref(), Some("weather.air_quality"), "{way:?}: {raw}");
     }
 }
+
+/// Under builtin the 0.5B answered the seeds' "分析 data/sample.csv" with one call of each of
+/// the five tools in list order; made again in the JSON envelope (`redo_list_echo`, on in
+/// the shipped profile) it calls `table_analyzer` alone, and the report stays builtin's.
+#[test]
+fn a_builtin_decision_that_copies_the_tool_list_is_made_again_in_the_envelope() {
+    let _serial = serial();
+    let messages = vec![
+        Message::system("你是一个运行在本地的 Agent 助手，可以调用工具读取文件、计算、搜索文件和分析表格。请用中文回答。"),
+        Message::user("分析 data/sample.csv"),
+    ];
+    let asked = DecisionRequest { tools: all_tools(), ..request(messages, Phase::React, ToolCalling::Builtin, Decoding::Constrained) };
+    let configured = profile(MAX_NEW_TOKENS);
+    assert!(configured.redo_list_echo);
+    let names = |decided: &Decision| decided.ai.tool_calls.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+    let mut brain = CandleBrain::load(&Profile { redo_list_echo: false, ..configured.clone() }).unwrap();
+    let copied = decide(&mut brain, &asked);
+    assert_eq!(names(&copied), ["file_reader", "calculator", "local_file_search", "table_analyzer", "format_converter"], "{}", copied.raw_output);
+    let mut brain = CandleBrain::load(&configured).unwrap();
+    let redone = decide(&mut brain, &asked);
+    assert_eq!(names(&redone), ["table_analyzer"], "{}", redone.raw_output);
+    assert_eq!(redone.ai.tool_calls[0].args["path"], "data/sample.csv");
+    assert_eq!(redone.report.tool_calling, ToolCalling::Builtin);
+    assert!(redone.raw_output.starts_with(&copied.raw_output) && redone.raw_output.contains(b4_agent::brain::list_echo::MARK), "{}", redone.raw_output);
+}

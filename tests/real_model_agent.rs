@@ -68,8 +68,10 @@ fn six_cases_both_ways_parse_and_mostly_call_the_right_tools() {
     let correct = records.iter().filter(|r| r["correct"] == true).count();
     // Every output the model gives here parses (fenced envelopes, fenced native calls).
     assert!(valid >= 11, "valid {valid}/12");
-    // "In most cases" the expected tools are called with accepted arguments.
-    assert!(correct >= 7, "correct {correct}/12");
+    // The issue asks for the six both ways: measured 12/12 (Intel Xeon, 2026-12-07, since
+    // `redo_list_echo`: builtin copied the tool list in two of them); one below leaves room
+    // for another CPU's float order.
+    assert!(correct >= 11, "correct {correct}/12");
     let md = std::fs::read_to_string(out_dir.path().join("report.md")).unwrap();
     assert!(md.contains("prompt_json") && md.contains("builtin") && md.contains("xychart-beta"));
 }
