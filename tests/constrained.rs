@@ -98,6 +98,7 @@ fn request(messages: Vec<Message>, phase: Phase, way: ToolCalling, decoding: Dec
         strategy: None,
         more_calls_bias: None,
         answer_bias: None,
+        name_calibration: None,
     }
 }
 

@@ -295,6 +295,7 @@ fn story_request() -> DecisionRequest {
         strategy: None,
         more_calls_bias: None,
         answer_bias: None,
+        name_calibration: None,
     }
 }
 

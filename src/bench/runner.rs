@@ -122,6 +122,7 @@ impl BenchPlan {
             strategy: Some(setting.profile.strategy),
             more_calls_bias: None,
             answer_bias: None,
+            name_calibration: None,
         })
     }
 }

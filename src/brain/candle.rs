@@ -50,10 +50,11 @@ impl CandleBrain {
     }
 
     /// The content-free prior over the names of `request`'s tools ([`name_prior`]) for a
-    /// constrained decision asked as `ask` on `messages`, with the profile's
-    /// `name_calibration`; `None` where it does not apply (off, free decoding, fewer than two
-    /// tools, a form whose calls are not named after `"name":`). `prompt` renders a
-    /// conversation as the decision would; what reading the prior cost is added to `stats`.
+    /// constrained decision asked as `ask` on `messages`, with the request's or else the
+    /// profile's `name_calibration`; `None` where it does not apply (off, free decoding, fewer
+    /// than two tools, a form whose calls are not named after `"name":`, calls made since the
+    /// question: the prior is read for a fresh question). `prompt` renders a conversation as
+    /// the decision would; what reading the prior cost is added to `stats`.
     fn name_prior(
         &mut self,
         request: &DecisionRequest,
@@ -63,15 +64,19 @@ impl CandleBrain {
         stats: &mut DecisionStats,
         cancel: &AtomicBool,
     ) -> Result<Option<(Arc<constrain::NamePrior>, f32)>, BrainError> {
-        let strength = self.profile.name_calibration;
+        let strength = request.name_calibration.unwrap_or(self.profile.name_calibration);
         let constrained = request.decoding.unwrap_or(self.profile.decoding) == Decoding::Constrained;
         let after_results = ends_with_results(messages);
         let target = ask.target(after_results);
-        let (true, true, Some(opener)) = (strength != 0.0, constrained, name_prior::opener(target)) else { return Ok(None) };
+        // After results the model's next call or answer rests on them, which the content-free
+        // prompt has none of: calibrated there, the 0.5B called again for what the results
+        // answered (dev multi_turn, 8 decisions each way).
+        let fresh = name_prior::fresh_question(messages);
+        let (true, true, true, Some(opener)) = (strength != 0.0, constrained, fresh, name_prior::opener(target)) else { return Ok(None) };
         let Ok(tools) = crate::tools::spec::ToolSpec::parse_all(&request.tools) else { return Ok(None) };
         let Ok(tools) = constrain::grounding::grounded(&tools, messages) else { return Ok(None) };
         let strategy = request.strategy.unwrap_or(self.profile.strategy);
-        if tools.len() < 2 || (constrain::uses_tasks(target, strategy, &tools) && !after_results) {
+        if tools.len() < 2 || constrain::uses_tasks(target, strategy, &tools) {
             return Ok(None);
         }
         let text = format!("{}{opener}", prompt(self, &name_prior::content_free(messages))?);

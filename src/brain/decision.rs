@@ -369,6 +369,7 @@ mod tests {
             strategy: None,
             more_calls_bias: None,
             answer_bias: None,
+            name_calibration: None,
         }
     }
 

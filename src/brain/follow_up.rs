@@ -84,7 +84,15 @@ pub fn ask(brain: &mut dyn Brain, request: &DecisionRequest, on_token: TokenSink
     on_token(Stream::Text(MARK));
     // In the envelope prompt under builtin too: asked afresh in its own format the 0.5B
     // still answered 9 of the dev split's 15 follow-ups that need a call.
-    let fresh = DecisionRequest { messages, tool_calling: ToolCalling::PromptJson, strategy: Some(Strategy::CallsFirst), ..request.clone() };
+    // Uncalibrated: a call of the tool already called is what tells a repeat (divided out,
+    // the 0.5B named another tool for what the results already answered, dev multi_turn_103).
+    let fresh = DecisionRequest {
+        messages,
+        tool_calling: ToolCalling::PromptJson,
+        strategy: Some(Strategy::CallsFirst),
+        name_calibration: Some(0.0),
+        ..request.clone()
+    };
     let mut decided = brain.decide(&fresh, on_token, cancel)?;
     if !decided.valid() {
         return Ok(None);
@@ -229,7 +237,10 @@ mod tests {
         ];
         let request = crate::brain::scripted::request(&messages, tools);
         let mut brain = crate::brain::scripted::Scripted::new(crate::brain::Profile::default(), vec![AiMessage::calls(calls)]);
-        ask(&mut brain, &request, &mut |_| {}, &AtomicBool::new(false)).unwrap()
+        let decided = ask(&mut brain, &request, &mut |_| {}, &AtomicBool::new(false)).unwrap();
+        // Asked afresh uncalibrated: a call of the tool already called is how a repeat is told.
+        assert_eq!(brain.calibrations, [Some(0.0)]);
+        decided
     }
 
     #[test]

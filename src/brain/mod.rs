@@ -72,6 +72,10 @@ pub struct DecisionRequest {
     /// `input_given_bias`) when set: a request asked again with the tools that do what it
     /// asks and nothing has done is pushed to call one ([`next_step`]).
     pub answer_bias: Option<f32>,
+    /// Overrides the profile's `name_calibration` when set: the requests the follow-up and
+    /// next-step checks ask afresh are asked with none (they rely on the model naming the
+    /// tool it already called, which they then drop as a repeat).
+    pub name_calibration: Option<f32>,
 }
 
 /// What a brain answers.

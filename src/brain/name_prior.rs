@@ -41,6 +41,12 @@ pub fn content_free(messages: &[Message]) -> Vec<Message> {
     free
 }
 
+/// Whether `messages` end in a question no call has answered yet: the prior is read for
+/// such a question (its prompt has no results in it), so only there is it divided out.
+pub fn fresh_question(messages: &[Message]) -> bool {
+    super::calls_since_question(messages).is_empty()
+}
+
 /// Reads the log-softmax of the first position's logits and writes nothing more (the
 /// decoder is asked for one token).
 struct Probe {
@@ -122,6 +128,22 @@ mod tests {
         let messages = [Message::system("memory: likes tea"), Message::user("天气怎么样？"), Message::system("later note")];
         let free = content_free(&messages);
         assert_eq!(free, vec![Message::system("memory: likes tea"), Message::system("later note"), Message::user(CONTENT_FREE)]);
+    }
+
+    #[test]
+    fn only_a_question_no_call_has_answered_yet_is_fresh() {
+        use crate::protocol::{AiMessage, ToolCall, ToolMessage};
+        let call: ToolCall = serde_json::from_value(serde_json::json!({"id": "call_001", "name": "weather.current", "args": {"city": "Osaka"}})).unwrap();
+        let result = ToolMessage::success(&call, serde_json::json!({"temp_c": 9}));
+        let mut messages = vec![Message::system("s"), Message::user("Weather in Osaka?")];
+        assert!(fresh_question(&messages));
+        messages.push(Message::Assistant(AiMessage::calls(vec![call])));
+        messages.push(Message::Tool(result));
+        assert!(!fresh_question(&messages));
+        // A new question after the finished turn is fresh again.
+        messages.push(Message::Assistant(AiMessage::answer("9 °C")));
+        messages.push(Message::user("And in Kyoto?"));
+        assert!(fresh_question(&messages));
     }
 
     #[test]

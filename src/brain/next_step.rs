@@ -110,6 +110,8 @@ fn ask(
         // A call more is what the check decides: pushed to one after a repeat, the 0.5B
         // made a call the request did not need (dev multi_turn: 1 right, 2 lost).
         more_calls_bias: Some(0.0),
+        // Uncalibrated, as the follow-up asked afresh: a repeat is told by its tool's name.
+        name_calibration: Some(0.0),
         ..request.clone()
     };
     let mut checked = brain.decide(&fresh, on_token, cancel)?;
@@ -543,6 +545,8 @@ mod tests {
         let report = crate::protocol::DecisionReport::new("scripted", Phase::React, ToolCalling::PromptJson, None);
         let mut decided = Decision { ai: AiMessage::answer(answer), raw_output: String::new(), prompt: String::new(), plan: None, report };
         check(&mut brain, &mut decided, &request, messages, &mut |_| {}, &AtomicBool::new(false)).unwrap();
+        // Asked afresh uncalibrated, pushed or not: a repeat is told by its tool's name.
+        assert!(brain.calibrations.iter().all(|c| *c == Some(0.0)), "{:?}", brain.calibrations);
         (decided, brain)
     }
 

@@ -21,11 +21,13 @@ pub(crate) struct Scripted {
     pub asked: Vec<Vec<Message>>,
     /// Each request's way of passing tools.
     pub ways: Vec<ToolCalling>,
+    /// Each request's `name_calibration`.
+    pub calibrations: Vec<Option<f32>>,
 }
 
 impl Scripted {
     pub fn new(profile: Profile, answers: Vec<AiMessage>) -> Self {
-        Self { profile, answers, offered: Vec::new(), pushed: Vec::new(), asked: Vec::new(), ways: Vec::new() }
+        Self { profile, answers, offered: Vec::new(), pushed: Vec::new(), asked: Vec::new(), ways: Vec::new(), calibrations: Vec::new() }
     }
 }
 
@@ -40,6 +42,7 @@ impl Brain for Scripted {
         self.pushed.push(request.answer_bias);
         self.asked.push(request.messages.clone());
         self.ways.push(request.tool_calling);
+        self.calibrations.push(request.name_calibration);
         let ai = self.answers.remove(0);
         let report = DecisionReport::new("scripted", request.phase, request.tool_calling, None);
         Ok(Decision { ai, raw_output: "redone".into(), prompt: String::new(), plan: None, report })
@@ -59,5 +62,6 @@ pub(crate) fn request(messages: &[Message], tools: Vec<Value>) -> DecisionReques
         strategy: None,
         more_calls_bias: None,
         answer_bias: None,
+        name_calibration: None,
     }
 }

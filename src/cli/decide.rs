@@ -79,6 +79,7 @@ pub fn run(args: DecideArgs) -> Result<ExitCode> {
         strategy: args.model.strategy,
         more_calls_bias: None,
         answer_bias: None,
+        name_calibration: None,
     };
     let mut brain = make_brain(&profile)?;
     let signals = interrupt::signal_runtime()?;

@@ -215,6 +215,7 @@ impl Run<'_> {
             strategy: Some(settings.strategy),
             more_calls_bias: None,
             answer_bias: None,
+            name_calibration: None,
         };
         let brain = self.brain.clone();
         let events = self.events.clone();
