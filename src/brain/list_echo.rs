@@ -58,12 +58,7 @@ pub fn redo(brain: &mut dyn Brain, decided: &mut Decision, request: &DecisionReq
     warnings.push(note);
     warnings.append(&mut redone.report.warnings);
     redone.report.warnings = warnings;
-    let mut stats = decided.report.stats.clone();
-    decision::add_generation(&mut stats, &redone.report.stats);
-    redone.report.stats.generated_tokens = stats.generated_tokens;
-    redone.report.stats.prefill_ms = stats.prefill_ms;
-    redone.report.stats.decode_ms = stats.decode_ms;
-    redone.report.stats.latency_ms = stats.latency_ms;
+    decision::add_generation(&mut redone.report.stats, &decided.report.stats);
     *decided = redone;
     Ok(true)
 }
