@@ -14,6 +14,7 @@
 use serde_json::Value;
 
 use super::next_step::collect_leaves;
+use super::stated_times;
 use crate::protocol::ToolCall;
 use crate::text::{is_cjk, normalized, numbers_written};
 
@@ -45,7 +46,8 @@ pub fn check(calls: &mut Vec<ToolCall>, question: &str, first_made_up: bool, nea
 ///   (three letters or more) the question writes and no earlier tool's name has ("..., and
 ///   its current quote": `stocks.quote`), or that takes a value of four characters or more
 ///   that the question writes and no earlier call holds ("北京现在天气怎么样？PM2.5 是多少？":
-///   `pollutant: "pm2.5"`).
+///   `pollutant: "pm2.5"`), or figures the question states and no earlier call holds
+///   ([`holds_stated_figures`]: two numbers or more, or a date in any notation).
 pub fn new_work(call: &ToolCall, earlier: &[ToolCall], question: &str) -> bool {
     let haystack = normalized(question);
     let held = held_values(earlier);
@@ -57,7 +59,44 @@ pub fn new_work(call: &ToolCall, earlier: &[ToolCall], question: &str) -> bool {
     if earlier.iter().any(|e| e.name == call.name) || parts(question) < 2 {
         return false;
     }
-    names_another_tool(call, earlier, question) || holds_new_value(call, &held, &haystack, false)
+    names_another_tool(call, earlier, question) || holds_new_value(call, &held, &haystack, false) || holds_stated_figures(call, &held, question)
+}
+
+/// Whether `call` holds figures `question` states that no value in `held` is: two numbers
+/// or more (coordinates "31.2304, 121.4737"; one number alone is too often a count or a
+/// figure of the first task's), or a date the question states in any notation (the date
+/// steps rewrite "January 1, 2024" to the described `01-01-2024` before this is asked).
+/// Calibrated, the 0.5B sometimes does the second task first, and the added call for the
+/// first task then stood only where its strings were written as the question writes them.
+fn holds_stated_figures(call: &ToolCall, held: &[&Value], question: &str) -> bool {
+    let mut leaves = Vec::new();
+    for value in call.args.values() {
+        collect_leaves(value, &mut leaves);
+    }
+    let unheld = |leaf: &&&Value| !held.iter().any(|h| same(leaf, h));
+    let figures = numbers_written(&normalized(question));
+    let mut numbers: Vec<f64> = Vec::new();
+    for n in leaves.iter().filter(unheld).filter_map(|leaf| leaf.as_f64()) {
+        if figures.iter().any(|&f| (f - n).abs() <= 1e-9 * n.abs().max(1.0)) && !numbers.contains(&n) {
+            numbers.push(n);
+        }
+    }
+    if numbers.len() >= 2 {
+        return true;
+    }
+    let dates = stated_times::dates_in(question);
+    let held_dates: Vec<(i32, u32, u32)> = held.iter().filter_map(|h| h.as_str()).flat_map(|s| dates.iter().copied().filter(move |&d| holds_date(s, d))).collect();
+    leaves.iter().filter_map(|leaf| leaf.as_str()).any(|s| dates.iter().any(|&d| holds_date(s, d) && !held_dates.contains(&d)))
+}
+
+/// Whether `value`'s figures are `date`'s year, month and day and nothing else, in any
+/// order (`01-01-2024`, `2024/1/1`, `1.1.2024`).
+fn holds_date(value: &str, (year, month, day): (i32, u32, u32)) -> bool {
+    let mut runs: Vec<i64> = value.split(|c: char| !c.is_ascii_digit()).filter(|r| !r.is_empty() && r.len() <= 4).filter_map(|r| r.parse().ok()).collect();
+    let mut wanted = vec![i64::from(year), i64::from(month), i64::from(day)];
+    runs.sort_unstable();
+    wanted.sort_unstable();
+    runs == wanted
 }
 
 /// Drops the calls after the first that the model wrote for tools the request does not ask
@@ -230,6 +269,27 @@ mod tests {
         let small = call("finance.compound_interest", json!({"principal": 5000, "years": 5}));
         let large = call("finance.compound_interest", json!({"principal": 20000, "years": 5}));
         assert!(new_work(&large, &[small], "分别计算 5000 元和 20000 元存 5 年的本息和。"));
+        // The first task done second: its figures as the question states them (two numbers,
+        // or a date in the notation the description asks), the dev cases the name
+        // calibration lost.
+        let bund = call("maps.geocode", json!({"address": "外滩"}));
+        let reverse = call("maps.reverse_geocode", json!({"latitude": 31.2304, "longitude": 121.4737}));
+        assert!(new_work(&reverse, &[bund.clone()], "坐标 31.2304, 121.4737 是什么地址？再查一下外滩的坐标。"));
+        let quote = call("stocks.quote", json!({"symbol": "TSLA"}));
+        let history = call("stocks.history", json!({"symbol": "TSLA", "start_date": "01-01-2024", "end_date": "06-28-2024"}));
+        assert!(new_work(&history, &[quote], "Weekly prices of TSLA from January 1, 2024 to June 28, 2024, and its current quote."));
+        // Not one number alone, a figure that is no date the question states, nor a date an
+        // earlier call holds in another notation.
+        let lookup = call("books.search", json!({"query": "Dune"}));
+        let factorial = call("math.factorial", json!({"n": 20}));
+        assert!(!new_work(&factorial, &[lookup], "Find 20 copies of Dune, and where is the nearest shop?"));
+        assert!(!new_work(&reverse, &[bund.clone()], "坐标 31.2304 是什么地址？再查一下外滩的坐标。"));
+        let flights = call("flights.search", json!({"from": "PEK", "to": "SHA", "date": "2024-03-05"}));
+        let room = call("stays.book", json!({"city": "Shanghai", "check_in": "03-05-2024"}));
+        assert!(!new_work(&room, &[flights.clone()], "Flights PEK to SHA on 2024-03-05; and a room there?"));
+        let room = call("stays.book", json!({"city": "Shanghai", "check_in": "03-06-2024"}));
+        assert!(new_work(&room, &[flights.clone()], "Flights PEK to SHA on 2024-03-05; and a room from March 6, 2024?"));
+        assert!(!new_work(&room, &[flights], "Flights PEK to SHA on 2024-03-05; and a room from the day after?"));
     }
 
     #[test]

@@ -98,7 +98,7 @@ fn add_stated_moment(call: &mut ToolCall, tool: &ToolSpec, (year, month, day): (
 
 /// The dates `text` states with their year, each once: `2025-12-20`, `2025/12/20`,
 /// `2025年12月20日`, `December 20, 2025`, `Dec. 20th 2025`, `20 December 2025`.
-fn dates_in(text: &str) -> Vec<(i32, u32, u32)> {
+pub(crate) fn dates_in(text: &str) -> Vec<(i32, u32, u32)> {
     let mut dates = Vec::new();
     let mut push = |date: (i32, u32, u32)| {
         if chrono::NaiveDate::from_ymd_opt(date.0, date.1, date.2).is_some() && !dates.contains(&date) {
