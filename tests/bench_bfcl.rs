@@ -274,7 +274,7 @@ fn the_dev_and_holdout_splits_are_balanced_disjoint_and_their_answers_score() {
     use b4_agent::bench::Expected;
 
     let (dev, holdout) = (split("dev"), split("holdout"));
-    for (name, cases, each, multi_turn) in [("dev", &dev, 45, 54), ("holdout", &holdout, 31, 37)] {
+    for (name, cases, each, multi_turn) in [("dev", &dev, 45, 78), ("holdout", &holdout, 31, 53)] {
         assert_eq!(per_category(cases), counts(each, multi_turn), "{name}");
         check_reference_answers(cases);
         let chinese = cases.iter().filter(|c| is_chinese(c)).count();
@@ -306,7 +306,7 @@ fn the_dev_and_holdout_splits_are_balanced_disjoint_and_their_answers_score() {
 
 #[test]
 fn the_dev_and_holdout_splits_run_in_a_mock_bench() {
-    for (name, each, multi_turn) in [("dev", 45, 54), ("holdout", 31, 37)] {
+    for (name, each, multi_turn) in [("dev", 45, 78), ("holdout", 31, 53)] {
         let dir = tempfile::tempdir().unwrap();
         let questions = data(&format!("{name}/questions.json")).display().to_string();
         let answers = data(&format!("{name}/answers.json")).display().to_string();
