@@ -14,6 +14,7 @@ use std::sync::atomic::AtomicBool;
 
 use serde_json::Value;
 
+use super::echo;
 use super::next_step::{self, spaced, Progress};
 use super::synthesis;
 use super::{Brain, BrainError, Decision, DecisionRequest, TokenSink};
@@ -99,12 +100,15 @@ pub fn ask(brain: &mut dyn Brain, request: &DecisionRequest, on_token: TokenSink
     }
     decided.raw_output = format!("{MARK}{}", decided.raw_output);
     decided.report.tool_calling = request.tool_calling;
+    let earlier = earlier_calls(&request.messages);
+    let tools = ToolSpec::parse_all(&request.tools).unwrap_or_default();
     if decided.ai.tool_calls.is_empty() {
+        if repeats_an_earlier_answer(&decided.ai.content, &request.messages) {
+            return Ok(Some(ask_pushed(brain, decided, &fresh, &earlier, &tools, &request.messages, on_token, cancel)?));
+        }
         decided.report.warnings.push("follow-up asked afresh: answered".into());
         return Ok(Some(decided));
     }
-    let earlier = earlier_calls(&request.messages);
-    let tools = ToolSpec::parse_all(&request.tools).unwrap_or_default();
     let (calls, dropped) = next_step::new_calls(decided.ai.tool_calls.clone(), &earlier, &tools, &next_step::conversation_text(&request.messages));
     decided.report.warnings.extend(dropped.iter().map(|why| format!("follow-up: dropped {why}")));
     if calls.is_empty() {
@@ -124,6 +128,57 @@ pub fn ask(brain: &mut dyn Brain, request: &DecisionRequest, on_token: TokenSink
     decided.ai = AiMessage::calls(calls);
     Ok(Some(decided))
 }
+
+/// How far a follow-up whose fresh answer only repeated an earlier answer is pushed from
+/// answering toward a call when it is asked again (logits; as [`next_step`]'s push).
+const REPEAT_CALL_PUSH: f32 = 30.0;
+
+/// Whether `answer` says an earlier answer of `messages` again, all of it ([`echo::echoes`]):
+/// no answer to a new question. Asked "How many calories are in 240 g of cooked chickpeas?"
+/// after a recipe search, the 0.5B gave the recipes' answer word for word, asked afresh too
+/// (dev `multi_turn_148`, both ways).
+fn repeats_an_earlier_answer(answer: &str, messages: &[Message]) -> bool {
+    let latest = messages.iter().rposition(|m| matches!(m, Message::User { .. })).unwrap_or(messages.len());
+    !answer.trim().is_empty()
+        && messages[..latest].iter().any(|m| matches!(m, Message::Assistant(ai) if !ai.content.trim().is_empty() && echo::echoes(answer, &ai.content)))
+}
+
+/// Asks `fresh` again pushed to call, where its answer (`decided`) repeated an earlier one:
+/// the new calls that are a next step stand; with none, the first answer does, with a
+/// warning either way. The second decision's raw text and figures join the first's.
+#[allow(clippy::too_many_arguments)]
+fn ask_pushed(
+    brain: &mut dyn Brain,
+    mut decided: Decision,
+    fresh: &DecisionRequest,
+    earlier: &Progress,
+    tools: &[ToolSpec],
+    messages: &[Message],
+    on_token: TokenSink<'_>,
+    cancel: &AtomicBool,
+) -> Result<Decision, BrainError> {
+    on_token(Stream::Text(REPEAT_MARK));
+    let pushed = DecisionRequest { answer_bias: Some(-REPEAT_CALL_PUSH), ..fresh.clone() };
+    let again = brain.decide(&pushed, on_token, cancel)?;
+    decided.raw_output = format!("{}{REPEAT_MARK}{}", decided.raw_output, again.raw_output);
+    super::decision::add_generation(&mut decided.report.stats, &again.report.stats);
+    let (calls, dropped) = if again.valid() {
+        next_step::new_calls(again.ai.tool_calls.clone(), earlier, tools, &next_step::conversation_text(messages))
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    decided.report.warnings.extend(dropped.iter().map(|why| format!("follow-up: dropped {why}")));
+    if calls.is_empty() {
+        decided.report.warnings.push("follow-up asked afresh: answered with an earlier answer again; asked again pushed to call, no new call: answered".into());
+    } else {
+        decided.report.warnings.push(format!("follow-up asked afresh: answered with an earlier answer again (the first: {}); asked again pushed to call: called", decided.ai.content.trim()));
+        decided.ai = AiMessage::calls(calls);
+    }
+    Ok(decided)
+}
+
+/// Where the raw text goes on when a follow-up's answer repeated an earlier one.
+pub const REPEAT_MARK: &str = "\n\n[the answer repeated an earlier answer: asked again pushed to call]\n";
 
 /// Whether `call` holds a value `question` writes: a string (not an enum's choice) or a
 /// number (not the parameter's default).
@@ -255,5 +310,45 @@ mod tests {
         // No repeat first: the calls stand as before (their values are judged elsewhere).
         let decided = asked("Which one is rated highest?", vec![history]).unwrap();
         assert_eq!(decided.ai.tool_calls.len(), 1);
+    }
+
+    #[test]
+    fn a_fresh_answer_that_repeats_an_earlier_answer_is_asked_again_pushed_to_call() {
+        let search = tool_call("recipes.search", json!({"ingredients": ["chickpeas", "spinach"]}));
+        let earlier = "Two fit: Chickpea and Spinach Curry (25 minutes) and Garlicky Chickpeas with Spinach (15 minutes).";
+        let messages = vec![
+            Message::user("Find me a recipe with chickpeas and spinach."),
+            Message::Assistant(AiMessage::calls(vec![search.clone()])),
+            Message::Tool(ToolMessage::success(&search, json!({"recipes": [{"title": "Chickpea and Spinach Curry", "minutes": 25}]}))),
+            Message::Assistant(AiMessage::answer(earlier)),
+            Message::user("Nice. How many calories are in 240 g of cooked chickpeas?"),
+        ];
+        let tools = vec![
+            json!({"name": "recipes.search", "description": "Find recipes.", "parameters": {"type": "object", "properties": {
+                "ingredients": {"type": "array", "items": {"type": "string"}}}, "required": ["ingredients"]}}),
+            json!({"name": "nutrition.lookup", "description": "Calories of a food.", "parameters": {"type": "object", "properties": {
+                "food": {"type": "string"}, "grams": {"type": "number"}}, "required": ["food"]}}),
+        ];
+        let request = crate::brain::scripted::request(&messages, tools);
+        let ask_with = |replies: Vec<AiMessage>| {
+            let mut brain = crate::brain::scripted::Scripted::new(crate::brain::Profile::default(), replies);
+            let decided = ask(&mut brain, &request, &mut |_| {}, &AtomicBool::new(false)).unwrap().unwrap();
+            (decided, brain.pushed)
+        };
+        let lookup = tool_call("nutrition.lookup", json!({"food": "chickpeas", "grams": 240}));
+        // The earlier answer again: asked again pushed to call, and the new call stands.
+        let (decided, pushed) = ask_with(vec![AiMessage::answer(earlier), AiMessage::calls(vec![lookup.clone()])]);
+        assert_eq!(pushed, [None, Some(-REPEAT_CALL_PUSH)]);
+        assert_eq!(decided.ai.tool_calls, [lookup]);
+        assert!(decided.raw_output.contains(REPEAT_MARK), "{}", decided.raw_output);
+        // Pushed, it only fetched again what the results hold: the answer stands.
+        let (decided, pushed) = ask_with(vec![AiMessage::answer(earlier), AiMessage::calls(vec![search.clone()])]);
+        assert_eq!(pushed.len(), 2);
+        assert!(decided.ai.tool_calls.is_empty() && decided.ai.content == earlier);
+        assert!(decided.report.warnings.iter().any(|w| w.contains("no new call")), "{:?}", decided.report.warnings);
+        // An answer of its own is not asked again.
+        let (decided, pushed) = ask_with(vec![AiMessage::answer("About 390 kcal.")]);
+        assert_eq!(pushed, [None]);
+        assert_eq!(decided.ai.content, "About 390 kcal.");
     }
 }
