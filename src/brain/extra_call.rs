@@ -136,6 +136,17 @@ pub fn unasked(calls: &mut Vec<ToolCall>, question: &str) -> Vec<String> {
     dropped
 }
 
+/// Whether `call` does something `question` (an English request) asks for that the
+/// `earlier` calls do not, as [`unasked`] judges a call: another call of an earlier call's
+/// tool, a tool whose name has a word the request writes that no earlier tool's name has,
+/// or a value the request writes (a string of four characters or more, or a number) that
+/// no earlier call holds.
+pub fn asked_for(call: &ToolCall, earlier: &[ToolCall], question: &str) -> bool {
+    earlier.iter().any(|e| e.name == call.name)
+        || names_another_tool(call, earlier, question)
+        || holds_new_value(call, &held_values(earlier), &normalized(question), true)
+}
+
 /// Every leaf value of the `calls`' arguments.
 fn held_values(calls: &[ToolCall]) -> Vec<&Value> {
     let mut held = Vec::new();

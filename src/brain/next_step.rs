@@ -121,6 +121,9 @@ fn ask(
     let conversation = conversation_text(messages);
     let (mut calls, mut dropped) = new_calls(checked.ai.tool_calls.clone(), progress, &tools, &conversation);
     dropped.extend(unmet_condition(&mut calls, progress, &tools));
+    if brain.profile().drop_unasked_tools {
+        dropped.extend(unasked_tools(&mut calls, progress));
+    }
     if calls.is_empty() {
         if let Some(undone) = undone_action(&progress.question, &progress.done, &tools) {
             let (more, not_next) = ask_undone(brain, &mut checked, &fresh, &undone, progress, &tools, &conversation, on_token, cancel)?;
@@ -276,6 +279,30 @@ pub fn unmet_condition(calls: &mut Vec<ToolCall>, progress: &Progress, tools: &[
     dropped
 }
 
+/// Drops the new calls of a tool that no call for the request has used and that an English
+/// request does not ask for ([`extra_call::asked_for`]; profile field `drop_unasked_tools`,
+/// which judges a fresh decision's added calls the same way). With its results in, the
+/// 0.5B went on to a step nobody asked for, its values taken from the results: asked when
+/// a car was last in the shop and whether it has open recalls, both answered, it looked for
+/// free service slots at the garage of the last visit (dev `multi_turn_191`). A Chinese
+/// request names its tools in other words and is not judged. Each dropped call comes back
+/// with why.
+pub fn unasked_tools(calls: &mut Vec<ToolCall>, progress: &Progress) -> Vec<Dropped> {
+    if progress.question.chars().any(crate::text::is_cjk) {
+        return Vec::new();
+    }
+    let done: Vec<ToolCall> = progress.done.iter().map(|(call, _)| call.clone()).collect();
+    let mut dropped = Vec::new();
+    calls.retain(|call| {
+        let asked = super::extra_call::asked_for(call, &done, &progress.question);
+        if !asked {
+            dropped.push(Dropped::Unasked(call.name.clone()));
+        }
+        asked
+    });
+    dropped
+}
+
 /// The latest request and the calls made for it with their results, when the conversation
 /// ends with tool results; `None` otherwise.
 pub fn progress(messages: &[Message]) -> Option<Progress> {
@@ -341,6 +368,8 @@ pub enum Dropped {
     Invented { tool: String, param: String, value: String },
     /// It does what the request asks only on a condition its results show not to hold.
     ConditionUnmet(String),
+    /// Its tool is one the (English) request does not ask for.
+    Unasked(String),
 }
 
 impl std::fmt::Display for Dropped {
@@ -351,6 +380,7 @@ impl std::fmt::Display for Dropped {
                 write!(f, "{tool}: {param} = {value:?} comes from neither the user nor a tool result")
             }
             Dropped::ConditionUnmet(tool) => write!(f, "{tool}: the request asks for it only on a condition the results show does not hold"),
+            Dropped::Unasked(tool) => write!(f, "{tool}: a tool the request does not ask for"),
         }
     }
 }
@@ -668,6 +698,31 @@ mod tests {
         let scale = call("call_002", "k8s.scale_deployment", json!({"deployment": "web"}));
         let (decided, _) = checked_on_condition(42.0, vec![AiMessage::calls(vec![scale.clone()])]);
         assert_eq!(decided.ai.tool_calls, [scale]);
+    }
+
+    #[test]
+    fn a_new_call_of_a_tool_an_english_request_does_not_ask_for_is_dropped() {
+        let history = call("call_001", "carcare.service_history", json!({"vehicle_id": "VH-20931"}));
+        let recalls = call("call_002", "carcare.recall_check", json!({"vin": "4T1B11HK7KU317542"}));
+        let done = vec![(history.clone(), r#"{"visits": [{"date": "2025-01-18", "center": "SC-118"}]}"#.to_string()), (recalls, "{}".to_string())];
+        let question = "When was my car VH-20931 last in the shop, and does it have any open recalls? The VIN is 4T1B11HK7KU317542.";
+        let progress = Progress { question: question.into(), done: done.clone() };
+        let slots = call("call_003", "carcare.find_slots", json!({"center_id": "SC-118", "service": "oil_change", "date": "2025-01-18"}));
+        let mut calls = vec![slots.clone()];
+        assert_eq!(unasked_tools(&mut calls, &progress), [Dropped::Unasked("carcare.find_slots".into())]);
+        assert!(calls.is_empty());
+        // A tool the request names, a value it writes, a tool already called: asked.
+        let booking = "Check VH-20931's history, then book an oil change at the center it last visited.";
+        let book = call("call_003", "carcare.book_service", json!({"vehicle_id": "VH-20931", "center_id": "SC-118"}));
+        let mut calls = vec![book.clone(), history.clone()];
+        assert!(unasked_tools(&mut calls, &Progress { question: booking.into(), done: done.clone() }).is_empty());
+        assert_eq!(calls, [book, history]);
+        let mut calls = vec![call("call_003", "carcare.find_slots", json!({"center_id": "SC-204"}))];
+        assert!(unasked_tools(&mut calls, &Progress { question: "Any free slots at SC-204?".into(), done: done.clone() }).is_empty());
+        // A Chinese request is not judged.
+        let mut calls = vec![slots];
+        assert!(unasked_tools(&mut calls, &Progress { question: "我的车 VH-20931 上次什么时候保养的？".into(), done }).is_empty());
+        assert_eq!(calls.len(), 1);
     }
 
     #[test]
