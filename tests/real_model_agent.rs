@@ -336,7 +336,9 @@ fn a_second_process_reads_the_system_prompt_from_the_prompt_cache() {
 
     let (ai, second) = decide_with_tool_in(None, &[], &env);
     let (from_disk, reused, prompt) = stats(&second);
-    assert!(from_disk > prompt / 2 && from_disk == reused, "{}", second["stats"]);
+    // Read from disk by the first pass (with name_calibration, the probe of the prior over
+    // names), then reused in memory by the decision: at most what it reused.
+    assert!(from_disk > prompt / 2 && from_disk <= reused, "{}", second["stats"]);
     assert_eq!(ai, first_ai);
     assert_eq!(second["raw_text"], first["raw_text"]);
     assert_eq!(second["warnings"], first["warnings"]);

@@ -62,6 +62,7 @@ impl CandleBrain {
         messages: &[Message],
         prompt: impl FnOnce(&Self, &[Message]) -> Result<String, BrainError>,
         stats: &mut DecisionStats,
+        warnings: &mut Vec<String>,
         cancel: &AtomicBool,
     ) -> Result<Option<(Arc<constrain::NamePrior>, f32)>, BrainError> {
         let strength = request.name_calibration.unwrap_or(self.profile.name_calibration);
@@ -85,8 +86,9 @@ impl CandleBrain {
         }
         let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
         let params = || self.params();
-        let (prior, cost) = name_prior::measure(&self.model, &params, &text, &names, cancel)?;
+        let (prior, cost, notes) = name_prior::measure(&self.model, &params, &text, &names, cancel)?;
         decision::add_generation(stats, &cost);
+        warnings.extend(notes);
         let prior = Arc::new(prior);
         if self.priors.len() >= MAX_PRIORS {
             self.priors.clear();
@@ -169,7 +171,7 @@ impl Brain for CandleBrain {
             warnings.push(decision::NO_ANSWER_NOTE.into());
         }
         let mut prior_stats = DecisionStats::default();
-        let names = self.name_prior(request, ask, &messages, |this, m| render(this, m, Reminder::None), &mut prior_stats, cancel)?;
+        let names = self.name_prior(request, ask, &messages, |this, m| render(this, m, Reminder::None), &mut prior_stats, &mut warnings, cancel)?;
         let mut decided = decision::decide(&self.profile, request, &margin, warnings, |reminder| {
             let prompt_text = render(self, &messages, reminder)?;
             let params = self.params();

@@ -323,6 +323,10 @@ pub(crate) fn part_mark(number: usize, tool: &str) -> String {
 
 /// Adds a further generation's tokens and times (after the decision's own) to its total.
 pub(crate) fn add_generation(total: &mut DecisionStats, s: &DecisionStats) {
+    // The tokens read from the prompt cache on disk, by whichever pass read them first (the
+    // name prior's probe reads the system prefix before the decision, which then reuses it
+    // in memory).
+    total.prompt_cache_tokens = total.prompt_cache_tokens.max(s.prompt_cache_tokens);
     total.generated_tokens += s.generated_tokens;
     total.prefill_ms += s.prefill_ms;
     total.decode_ms += s.decode_ms;

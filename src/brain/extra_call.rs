@@ -141,10 +141,27 @@ pub fn unasked(calls: &mut Vec<ToolCall>, question: &str) -> Vec<String> {
 /// tool, a tool whose name has a word the request writes that no earlier tool's name has,
 /// or a value the request writes (a string of four characters or more, or a number) that
 /// no earlier call holds.
+///
+/// A tool named for its doer counts as named by the verb ("read that file": `file_reader`;
+/// "convert": `format_converter`; "calculate": `calculator`): the seeds' search-then-read
+/// request names its second step only so.
 pub fn asked_for(call: &ToolCall, earlier: &[ToolCall], question: &str) -> bool {
     earlier.iter().any(|e| e.name == call.name)
         || names_another_tool(call, earlier, question)
+        || names_doer(call, earlier, question)
         || holds_new_value(call, &held_values(earlier), &normalized(question), true)
+}
+
+/// Whether the name of `call`'s tool has a word for a doer (`reader`, `converter`,
+/// `analyzer`, `calculator`) whose verb the question writes and no earlier tool's name has.
+fn names_doer(call: &ToolCall, earlier: &[ToolCall], question: &str) -> bool {
+    let verbs: Vec<String> = question.split(|c: char| !c.is_ascii_alphabetic()).filter(|w| w.len() >= 3).map(str::to_ascii_lowercase).collect();
+    let earlier_words: Vec<String> = earlier.iter().flat_map(|e| name_words(&e.name)).collect();
+    let doer_of = |word: &str, verb: &str| {
+        let stem = verb.strip_suffix('e').unwrap_or(verb);
+        [format!("{verb}er"), format!("{verb}r"), format!("{verb}or"), format!("{stem}er"), format!("{stem}or")].iter().any(|d| d == word)
+    };
+    name_words(&call.name).any(|w| !earlier_words.contains(&w) && verbs.iter().any(|v| doer_of(&w, v)))
 }
 
 /// Every leaf value of the `calls`' arguments.

@@ -76,7 +76,14 @@ impl TokenConstraint for Probe {
 }
 
 /// The log-probabilities of the next token after `prompt`.
-fn next_token(model: &ModelHandle, base: &dyn Fn() -> GenParams, prompt: &str, stats: &mut DecisionStats, cancel: &AtomicBool) -> Result<Vec<f32>, BrainError> {
+fn next_token(
+    model: &ModelHandle,
+    base: &dyn Fn() -> GenParams,
+    prompt: &str,
+    stats: &mut DecisionStats,
+    warnings: &mut Vec<String>,
+    cancel: &AtomicBool,
+) -> Result<Vec<f32>, BrainError> {
     let row = Arc::new(Mutex::new(None));
     let params = GenParams { max_new_tokens: 1, draft_tokens: 0, constraint: Some(Box::new(Probe { row: row.clone() })), ..base() };
     let generation = model.generate(prompt, params, &mut |_| {}, cancel)?;
@@ -84,6 +91,9 @@ fn next_token(model: &ModelHandle, base: &dyn Fn() -> GenParams, prompt: &str, s
         return Err(BrainError::Cancelled);
     }
     decision::add_generation(stats, &generation.stats);
+    // The prompt cache's warnings (a damaged file refused): the probe reads the system
+    // prefix first, so they are the decision's to report.
+    warnings.extend(generation.warnings.iter().filter(|w| !warnings.contains(w)).cloned().collect::<Vec<_>>());
     let row = row.lock().map_err(|_| BrainError::Generation("probe lock poisoned".into()))?.take();
     row.ok_or_else(|| BrainError::Generation("the prior's probe got no logits".into()))
 }
@@ -96,9 +106,10 @@ pub fn measure(
     prompt: &str,
     names: &[String],
     cancel: &AtomicBool,
-) -> Result<(NamePrior, DecisionStats), BrainError> {
+) -> Result<(NamePrior, DecisionStats, Vec<String>), BrainError> {
     let tokenizer = model.tokenizer();
     let mut stats = DecisionStats::default();
+    let mut warnings = Vec::new();
     // Rows read so far, by the text of the name written before them.
     let mut rows: HashMap<String, Vec<f32>> = HashMap::new();
     let mut prior = Vec::with_capacity(names.len());
@@ -108,14 +119,14 @@ pub fn measure(
         for (j, &token) in tokens.iter().enumerate() {
             let written = tokenizer.decode(&tokens[..j])?;
             if !rows.contains_key(&written) {
-                let row = next_token(model, base, &format!("{prompt}{written}"), &mut stats, cancel)?;
+                let row = next_token(model, base, &format!("{prompt}{written}"), &mut stats, &mut warnings, cancel)?;
                 rows.insert(written.clone(), row);
             }
             log_p += rows[&written].get(token as usize).copied().unwrap_or(f32::NEG_INFINITY);
         }
         prior.push((name.clone(), log_p));
     }
-    Ok((NamePrior::new(prior), stats))
+    Ok((NamePrior::new(prior), stats, warnings))
 }
 
 #[cfg(test)]

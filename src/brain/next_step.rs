@@ -719,6 +719,17 @@ mod tests {
         assert_eq!(calls, [book, history]);
         let mut calls = vec![call("call_003", "carcare.find_slots", json!({"center_id": "SC-204"}))];
         assert!(unasked_tools(&mut calls, &Progress { question: "Any free slots at SC-204?".into(), done: done.clone() }).is_empty());
+        // A tool named for the doer of a verb the request writes: the seeds' search, then read.
+        let search = call("call_001", "local_file_search", json!({"query": "VPN"}));
+        let read = call("call_002", "file_reader", json!({"path": "docs/onboarding.md", "max_chars": 2000}));
+        let found = Progress { question: "Find the file that mentions the VPN, then read that file.".into(), done: vec![(search.clone(), "{}".into())] };
+        let mut calls = vec![read.clone()];
+        assert!(unasked_tools(&mut calls, &found).is_empty() && calls == [read.clone()]);
+        let convert = call("call_002", "format_converter", json!({"path": "docs/onboarding.md"}));
+        let mut calls = vec![convert, read];
+        let asked = Progress { question: "Find the file that mentions the VPN, then convert it to JSON.".into(), done: vec![(search, "{}".into())] };
+        assert_eq!(unasked_tools(&mut calls, &asked), [Dropped::Unasked("file_reader".into())]);
+        assert_eq!(calls.len(), 1);
         // A Chinese request is not judged.
         let mut calls = vec![slots];
         assert!(unasked_tools(&mut calls, &Progress { question: "我的车 VH-20931 上次什么时候保养的？".into(), done }).is_empty());
