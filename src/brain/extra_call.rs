@@ -77,7 +77,7 @@ fn holds_stated_figures(call: &ToolCall, held: &[&Value], question: &str) -> boo
     let figures = numbers_written(&normalized(question));
     let mut numbers: Vec<f64> = Vec::new();
     for n in leaves.iter().filter(unheld).filter_map(|leaf| leaf.as_f64()) {
-        if figures.iter().any(|&f| (f - n).abs() <= 1e-9 * n.abs().max(1.0)) && !numbers.contains(&n) {
+        if among(n, &figures) && !numbers.contains(&n) {
             numbers.push(n);
         }
     }
@@ -87,6 +87,11 @@ fn holds_stated_figures(call: &ToolCall, held: &[&Value], question: &str) -> boo
     let dates = stated_times::dates_in(question);
     let held_dates: Vec<(i32, u32, u32)> = held.iter().filter_map(|h| h.as_str()).flat_map(|s| dates.iter().copied().filter(move |&d| holds_date(s, d))).collect();
     leaves.iter().filter_map(|leaf| leaf.as_str()).any(|s| dates.iter().any(|&d| holds_date(s, d) && !held_dates.contains(&d)))
+}
+
+/// Whether `n` is one of `figures` (numbers a text writes), rounding aside.
+fn among(n: f64, figures: &[f64]) -> bool {
+    figures.iter().any(|&f| (f - n).abs() <= 1e-9 * n.abs().max(1.0))
 }
 
 /// Whether `value`'s figures are `date`'s year, month and day and nothing else, in any
@@ -192,7 +197,7 @@ fn holds_new_value(call: &ToolCall, held: &[&Value], haystack: &str, numbers: bo
         collect_leaves(value, &mut leaves);
     }
     let figures = if numbers { numbers_written(haystack) } else { Vec::new() };
-    let number_written = |leaf: &Value| leaf.as_f64().is_some_and(|n| figures.iter().any(|&f| (f - n).abs() <= 1e-9 * n.abs().max(1.0)));
+    let number_written = |leaf: &Value| leaf.as_f64().is_some_and(|n| among(n, &figures));
     let string_written = |leaf: &Value| leaf.as_str().is_some_and(|s| normalized(s).chars().count() >= 4) && written(leaf, haystack);
     leaves.iter().any(|leaf| (string_written(leaf) || number_written(leaf)) && !held.iter().any(|h| same(leaf, h)))
 }
